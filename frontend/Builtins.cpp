@@ -1,0 +1,121 @@
+// Compile-time builtin functions: shape queries on tensors (channels, dim,
+// rank), sequence helpers (len, range), and numeric helpers (min, max, int,
+// float).
+#include "frontend/Elaborator.h"
+
+#include <cmath>
+
+namespace dtnn::frontend {
+
+Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args,
+                            bool &handled) {
+  handled = true;
+  for (const EvArg &a : args)
+    if (!a.name.empty()) {
+      error(a.loc, "builtin '" + name + "' takes no named arguments");
+      return Val::poison();
+    }
+  auto arity = [&](size_t lo, size_t hi) {
+    if (args.size() >= lo && args.size() <= hi) return true;
+    error(loc, "'" + name + "' takes " +
+                   (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+                   " arguments, got " + std::to_string(args.size()));
+    return false;
+  };
+  auto want = [&](const EvArg &a, Val::Kind k) {
+    if (a.value.kind == k) return true;
+    error(a.loc, "'" + name + "' expects " + kindName(k) + ", got " + describe(a.value));
+    return false;
+  };
+  auto staticDim = [&](const EvArg &t, int64_t axis) -> Val {
+    const ir::TensorType &type = t.value.tensor->type();
+    int64_t r = static_cast<int64_t>(type.rank());
+    int64_t i = axis < 0 ? axis + r : axis;
+    if (i < 0 || i >= r) {
+      error(loc, "dimension " + std::to_string(axis) + " is out of range for " + type.str(),
+            {note(t.value.origin, "tensor produced here")});
+      return Val::poison();
+    }
+    if (type.dims[i] == ir::kDynamic) {
+      error(loc, "dimension " + std::to_string(axis) + " of " + type.str() +
+                     " is the symbolic batch size, not known at compile time");
+      return Val::poison();
+    }
+    return Val::integer(type.dims[i], loc);
+  };
+
+  if (name == "channels") {
+    if (!arity(1, 1) || !want(args[0], Val::Kind::Tensor)) return Val::poison();
+    return staticDim(args[0], 1);
+  }
+  if (name == "dim") {
+    if (!arity(2, 2) || !want(args[0], Val::Kind::Tensor) || !want(args[1], Val::Kind::Int))
+      return Val::poison();
+    return staticDim(args[0], args[1].value.i);
+  }
+  if (name == "rank") {
+    if (!arity(1, 1) || !want(args[0], Val::Kind::Tensor)) return Val::poison();
+    return Val::integer(static_cast<int64_t>(args[0].value.tensor->type().rank()), loc);
+  }
+  if (name == "len") {
+    if (!arity(1, 1)) return Val::poison();
+    const Val &v = args[0].value;
+    if (v.isSequence()) return Val::integer(static_cast<int64_t>(v.items.size()), loc);
+    if (v.kind == Val::Kind::String) return Val::integer(static_cast<int64_t>(v.s.size()), loc);
+    error(args[0].loc, "'len' expects a list, tuple or string, got " + describe(v));
+    return Val::poison();
+  }
+  if (name == "range") {
+    if (!arity(1, 3)) return Val::poison();
+    for (const EvArg &a : args)
+      if (!want(a, Val::Kind::Int)) return Val::poison();
+    int64_t lo = args.size() > 1 ? args[0].value.i : 0;
+    int64_t hi = args.size() > 1 ? args[1].value.i : args[0].value.i;
+    int64_t stepBy = args.size() > 2 ? args[2].value.i : 1;
+    if (stepBy == 0) {
+      error(args[2].loc, "range step must not be zero");
+      return Val::poison();
+    }
+    std::vector<Val> items;
+    for (int64_t i = lo; stepBy > 0 ? i < hi : i > hi; i += stepBy) {
+      if (!step(loc)) return Val::poison();
+      items.push_back(Val::integer(i, loc));
+    }
+    return Val::sequence(Val::Kind::List, std::move(items), loc);
+  }
+  if (name == "min" || name == "max") {
+    if (args.empty()) return arity(1, SIZE_MAX), Val::poison();
+    Val best = args[0].value;
+    for (const EvArg &a : args) {
+      if (!a.value.isNumber()) {
+        error(a.loc, "'" + name + "' expects numbers, got " + describe(a.value));
+        return Val::poison();
+      }
+      bool better = name == "min" ? a.value.asDouble() < best.asDouble()
+                                  : a.value.asDouble() > best.asDouble();
+      if (better) best = a.value;
+    }
+    best.origin = loc;
+    return best;
+  }
+  if (name == "int") {
+    if (!arity(1, 1)) return Val::poison();
+    const Val &v = args[0].value;
+    if (v.kind == Val::Kind::Int) return v;
+    if (v.kind == Val::Kind::Float && std::isfinite(v.f) && std::fabs(v.f) < 9e18)
+      return Val::integer(static_cast<int64_t>(std::floor(v.f)), loc);
+    error(args[0].loc, "'int' expects a finite number, got " + describe(v));
+    return Val::poison();
+  }
+  if (name == "float") {
+    if (!arity(1, 1)) return Val::poison();
+    const Val &v = args[0].value;
+    if (v.isNumber()) return Val::number(v.asDouble(), loc);
+    error(args[0].loc, "'float' expects a number, got " + describe(v));
+    return Val::poison();
+  }
+  handled = false;
+  return Val::poison();
+}
+
+} // namespace dtnn::frontend

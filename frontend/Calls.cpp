@@ -1,0 +1,358 @@
+// Calls: resolving a callee (local layer reference, builtin, block, op),
+// binding arguments, expanding blocks in a new frame, and turning layer
+// calls into IR ops with named parameters.
+#include "frontend/Elaborator.h"
+
+#include "ir/OpTable.h"
+
+#include <filesystem>
+
+namespace dtnn::frontend {
+
+namespace {
+
+const std::vector<std::string> &builtinNames() {
+  static const std::vector<std::string> names = {"channels", "dim",   "float", "int", "len",
+                                                 "max",      "min",   "range", "rank"};
+  return names;
+}
+
+// IR locations name files by their last path component, so that IR text does
+// not depend on where the compiler was run.
+ir::Location irLoc(const SourceLoc &l) {
+  SourceLoc out = l;
+  out.file = std::filesystem::path(l.file).filename().string();
+  return ir::Location(out);
+}
+
+// Converts a language value to an attribute of kind `k`; nullopt if it does not fit.
+std::optional<ir::AttrValue> toAttr(const Val &v, ir::AttrKind k) {
+  switch (v.kind) {
+  case Val::Kind::Int: return ir::coerceAttr(ir::AttrValue(v.i), k);
+  case Val::Kind::Float: return ir::coerceAttr(ir::AttrValue(v.f), k);
+  case Val::Kind::Bool: return ir::coerceAttr(ir::AttrValue(v.b), k);
+  case Val::Kind::String:
+  case Val::Kind::Callable: return ir::coerceAttr(ir::AttrValue(v.s), k);
+  case Val::Kind::List:
+  case Val::Kind::Tuple: {
+    bool allInts = true;
+    for (const Val &x : v.items) {
+      if (!x.isNumber()) return std::nullopt;
+      allInts &= x.kind == Val::Kind::Int;
+    }
+    if (allInts) {
+      std::vector<int64_t> xs;
+      for (const Val &x : v.items) xs.push_back(x.i);
+      return ir::coerceAttr(ir::AttrValue(xs), k);
+    }
+    std::vector<double> xs;
+    for (const Val &x : v.items) xs.push_back(x.asDouble());
+    return ir::coerceAttr(ir::AttrValue(xs), k);
+  }
+  default: return std::nullopt;
+  }
+}
+
+} // namespace
+
+std::vector<std::string> Elaborator::callableNames() const {
+  std::vector<std::string> names = ir::OpTable::get().names();
+  for (const auto &[n, _] : program_.blocks) names.push_back(n);
+  for (const auto &n : builtinNames()) names.push_back(n);
+  return names;
+}
+
+Val Elaborator::evalCall(const Expr &e) {
+  std::vector<EvArg> args;
+  for (const Arg &a : e.args) args.push_back({a.name, a.loc, eval(*a.value)});
+  return call(e.text, e.loc, std::move(args));
+}
+
+Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<EvArg> args) {
+  if (!step(loc)) return Val::poison();
+  std::string target = name;
+  if (Binding *b = lookup(name)) {
+    if (b->value.isPoison()) return Val::poison();
+    if (b->value.kind != Val::Kind::Callable) {
+      error(loc, "'" + name + "' is " + describe(b->value) + ", not a layer or block",
+            {note(b->loc, "'" + name + "' is defined here")});
+      return Val::poison();
+    }
+    target = b->value.s;
+  }
+  bool isBuiltin = false;
+  for (const auto &n : builtinNames()) isBuiltin |= n == target;
+  auto block = program_.blocks.find(target);
+  const ir::OpDef *op = ir::OpTable::get().lookup(target);
+  if (!isBuiltin && block == program_.blocks.end() && !op) {
+    std::string hint = closestMatch(target, callableNames());
+    error(loc, "unknown layer or block '" + target + "'" +
+                   (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    return Val::poison();
+  }
+  for (const EvArg &a : args)
+    if (a.value.isPoison()) return Val::poison();
+  if (isBuiltin) {
+    bool handled = false;
+    return callBuiltin(target, loc, args, handled);
+  }
+  if (block != program_.blocks.end()) return callBlock(*block->second, loc, std::move(args));
+  return callOp(*op, loc, std::move(args));
+}
+
+std::string Elaborator::takeName(const std::string &callee, std::vector<EvArg> &args) {
+  std::string local = callee + "." + std::to_string(frame().counters[callee]++);
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    if (it->name != "name") continue;
+    if (it->value.kind != Val::Kind::String || it->value.s.empty() ||
+        it->value.s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+            std::string::npos)
+      error(it->loc, "name= must be a non-empty string of letters, digits and '_', got " +
+                         describe(it->value));
+    else
+      local = it->value.s;
+    args.erase(it);
+    break;
+  }
+  return local;
+}
+
+Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<EvArg> args) {
+  if (frames_.size() > kMaxCallDepth) {
+    error(loc, "block calls are nested more than " + std::to_string(kMaxCallDepth) +
+                   " deep (is '" + b.name + "' recursive?)");
+    overBudget_ = true;
+    return Val::poison();
+  }
+  std::string local = takeName(b.name, args);
+  // Match arguments to parameters before entering the new frame.
+  std::vector<const EvArg *> bound(b.params.size(), nullptr);
+  size_t next = 0;
+  bool ok = true;
+  for (const EvArg &a : args) {
+    if (a.name.empty()) {
+      if (next >= b.params.size()) {
+        error(a.loc, "too many arguments to block '" + b.name + "': it takes " +
+                         std::to_string(b.params.size()),
+              {note(b.loc, "block '" + b.name + "' is declared here")});
+        ok = false;
+        break;
+      }
+      bound[next++] = &a;
+      continue;
+    }
+    size_t i = 0;
+    while (i < b.params.size() && b.params[i].name != a.name) ++i;
+    if (i == b.params.size()) {
+      std::vector<std::string> names;
+      for (const auto &p : b.params) names.push_back(p.name);
+      std::string hint = closestMatch(a.name, names);
+      error(a.loc, "block '" + b.name + "' has no parameter '" + a.name + "'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"),
+            {note(b.loc, "block '" + b.name + "' is declared here")});
+      ok = false;
+    } else if (bound[i]) {
+      error(a.loc, "parameter '" + a.name + "' of block '" + b.name + "' is given twice");
+      ok = false;
+    } else {
+      bound[i] = &a;
+    }
+  }
+  if (!ok) return Val::poison();
+
+  Frame f;
+  f.scopes.emplace_back();
+  f.prefix = frame().prefix + local + ".";
+  f.block = &b;
+  f.callLoc = loc;
+  frames_.push_back(std::move(f));
+  for (size_t i = 0; i < b.params.size() && ok; ++i) {
+    const BlockParam &p = b.params[i];
+    Val v;
+    if (bound[i]) {
+      v = bound[i]->value;
+    } else if (p.defaultValue) {
+      v = eval(*p.defaultValue);
+    } else {
+      frames_.pop_back();
+      error(loc, "missing argument '" + p.name + "' in call to block '" + b.name + "'",
+            {note(p.loc, "parameter declared here")});
+      return Val::poison();
+    }
+    static const std::vector<std::string> kinds = {"int",  "float", "bool",  "string", "tensor",
+                                                   "list", "tuple", "layer", "any"};
+    if (!p.kind.empty() && std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end()) {
+      std::string hint = closestMatch(p.kind, kinds);
+      error(p.loc, "unknown parameter kind '" + p.kind + "'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+      ok = false;
+    } else if (!p.kind.empty() && p.kind != "any" && !v.isPoison()) {
+      if (p.kind == "float" && v.kind == Val::Kind::Int) v = Val::number(static_cast<double>(v.i), v.origin);
+      if (p.kind != kindName(v.kind)) {
+        SourceLoc at = bound[i] ? bound[i]->loc : loc;
+        error(at, "argument '" + p.name + "' of block '" + b.name + "' must be " + p.kind +
+                      ", got " + describe(v),
+              {note(p.loc, "parameter declared here")});
+        ok = false;
+      }
+    }
+    define(p.name, p.loc, std::move(v), false);
+  }
+  if (ok) exec(b.body);
+  Frame done = std::move(frames_.back());
+  frames_.pop_back();
+  if (!ok) return Val::poison();
+  if (!done.returned) {
+    if (!diags_.tooManyErrors() && !overBudget_)
+      error(b.loc, "block '" + b.name + "' ended without a return statement",
+            {note(loc, "called here")});
+    return Val::poison();
+  }
+  if (done.results.size() == 1) return done.results[0];
+  return Val::sequence(Val::Kind::Tuple, std::move(done.results), loc);
+}
+
+Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<EvArg> args) {
+  std::string local = takeName(def.name, args);
+  bool variadic = !def.operands.empty() && def.operands[0].arity == ir::OperandSpec::Variadic;
+  // Leading positional tensors are the op's inputs; a variadic op also
+  // takes a list of tensors.
+  std::vector<Val> tensors;
+  size_t first = 0;
+  unsigned wanted = def.layer ? def.layer->tensorInputs : def.maxOperands();
+  for (; first < args.size() && args[first].name.empty(); ++first) {
+    const Val &v = args[first].value;
+    if (v.kind == Val::Kind::Tensor && tensors.size() < wanted) {
+      tensors.push_back(v);
+    } else if (variadic && v.isSequence() && !v.items.empty() &&
+               std::all_of(v.items.begin(), v.items.end(),
+                           [](const Val &x) { return x.kind == Val::Kind::Tensor; })) {
+      tensors.insert(tensors.end(), v.items.begin(), v.items.end());
+    } else {
+      break;
+    }
+  }
+  if (def.layer && tensors.size() != def.layer->tensorInputs) {
+    error(loc, "'" + def.name + "' needs " + std::to_string(def.layer->tensorInputs) +
+                   " tensor input" + (def.layer->tensorInputs == 1 ? "" : "s") + ", got " +
+                   std::to_string(tensors.size()) + " (use `x |> " + def.name + "(...)`)");
+    return Val::poison();
+  }
+  // Bind the remaining arguments to the layer's arguments or the op's attributes.
+  const std::vector<ir::AttrSpec> &specs = def.layer ? def.layer->args : def.attrs;
+  ir::AttrMap values;
+  std::map<std::string, SourceLoc> argLocs;
+  size_t nextPositional = 0;
+  bool ok = true;
+  for (size_t k = first; k < args.size(); ++k) {
+    const EvArg &a = args[k];
+    const ir::AttrSpec *spec = nullptr;
+    if (a.name.empty()) {
+      if (nextPositional < specs.size()) spec = &specs[nextPositional++];
+      if (!spec) {
+        error(a.loc, "too many arguments to '" + def.name + "'");
+        ok = false;
+        continue;
+      }
+    } else {
+      for (const auto &s : specs)
+        if (s.name == a.name) spec = &s;
+      if (!spec) {
+        std::vector<std::string> names;
+        for (const auto &s : specs) names.push_back(s.name);
+        std::string hint = closestMatch(a.name, names);
+        error(a.loc, "'" + def.name + "' has no argument '" + a.name + "'" +
+                         (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+        ok = false;
+        continue;
+      }
+    }
+    if (values.find(spec->name)) {
+      error(a.loc, "argument '" + spec->name + "' of '" + def.name + "' is given twice");
+      ok = false;
+      continue;
+    }
+    auto attr = toAttr(a.value, spec->kind);
+    if (!attr) {
+      error(a.loc, "argument '" + spec->name + "' of '" + def.name + "' must be " +
+                       ir::attrKindName(spec->kind) + ", got " + describe(a.value));
+      ok = false;
+      continue;
+    }
+    values.set(spec->name, *attr);
+    argLocs[spec->name] = a.loc;
+  }
+  for (const auto &s : specs)
+    if (!values.find(s.name) && !s.defaultValue) {
+      error(loc, "missing argument '" + s.name + "' for '" + def.name + "'");
+      ok = false;
+    }
+  if (!ok) return Val::poison();
+  for (const Val &t : tensors)
+    if (t.isPoison()) return Val::poison();
+  if (!def.layer) return emitOp(def, loc, tensors, {}, std::move(values));
+
+  // Layers build their attributes and parameters from their arguments.
+  std::vector<ir::TensorType> inputTypes;
+  for (const Val &t : tensors) inputTypes.push_back(t.tensor->type());
+  ir::AttrMap layerArgs;
+  for (const auto &s : def.layer->args)
+    layerArgs.set(s.name, values.find(s.name) ? *values.find(s.name) : *s.defaultValue);
+  ir::LayerCtx ctx{inputTypes, layerArgs, {}, {}, {}, {}};
+  if (!def.layer->build(ctx)) {
+    auto at = argLocs.find(ctx.errorArg);
+    std::vector<Diagnostic> notes;
+    for (const Val &t : tensors)
+      notes.push_back(note(t.origin, "input of type " + t.tensor->type().str() + " produced here"));
+    error(at != argLocs.end() ? at->second : loc, ctx.error, std::move(notes));
+    return Val::poison();
+  }
+  std::vector<ir::Value *> params;
+  for (const ir::ParamSpec &p : ctx.params) {
+    std::string full = frame().prefix + local + "." + p.suffix;
+    if (!paramNames_.insert(full).second) {
+      error(loc, "parameter name '" + full + "' is already used; give this layer a different name=");
+      return Val::poison();
+    }
+    params.push_back(module_->addParam(full, p.type, p.init, p.trainable, irLoc(loc))->value);
+  }
+  return emitOp(def, loc, tensors, std::move(params), std::move(ctx.attrs));
+}
+
+Val Elaborator::emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::vector<Val> &tensors,
+                       std::vector<ir::Value *> params, ir::AttrMap attrs) {
+  for (const Val &t : tensors)
+    if (t.isPoison()) return Val::poison();
+  if (!step(loc)) return Val::poison();
+  std::vector<ir::Value *> operands;
+  std::vector<ir::TensorType> types;
+  for (const Val &t : tensors) operands.push_back(t.tensor);
+  operands.insert(operands.end(), params.begin(), params.end());
+  for (ir::Value *v : operands) types.push_back(v->type());
+  ir::fillDefaultAttrs(def, attrs);
+  ir::InferCtx ctx{types, attrs, {}, {}, {}};
+  if (!ir::inferResultTypes(def, ctx)) {
+    std::vector<Diagnostic> notes;
+    for (int i : ctx.blame) {
+      if (i < 0 || static_cast<size_t>(i) >= operands.size()) continue;
+      std::string role = def.operands.empty()
+                             ? "operand"
+                             : "operand '" + def.operands[std::min<size_t>(i, def.operands.size() - 1)].name + "'";
+      if (static_cast<size_t>(i) < tensors.size())
+        notes.push_back(note(tensors[i].origin, role + " of type " + types[i].str() + " produced here"));
+      else
+        notes.push_back(note(loc, role + " is parameter '" + operands[i]->name() + "' of type " +
+                                      types[i].str()));
+    }
+    error(loc, ctx.error, std::move(notes));
+    return Val::poison();
+  }
+  ir::Op *op = graph_->addOp(def, std::move(operands), std::move(attrs), std::move(ctx.results),
+                             irLoc(loc));
+  if (op->results().size() == 1) return Val::tensorOf(op->result(0), loc);
+  std::vector<Val> outs;
+  for (ir::Value *r : op->results()) outs.push_back(Val::tensorOf(r, loc));
+  return Val::sequence(Val::Kind::Tuple, std::move(outs), loc);
+}
+
+} // namespace dtnn::frontend

@@ -1,0 +1,278 @@
+#include "frontend/Elaborator.h"
+
+#include "ir/OpTable.h"
+
+namespace dtnn::frontend {
+
+const char *kindName(Val::Kind k) {
+  switch (k) {
+  case Val::Kind::Poison: return "error";
+  case Val::Kind::None: return "nothing";
+  case Val::Kind::Int: return "int";
+  case Val::Kind::Float: return "float";
+  case Val::Kind::Bool: return "bool";
+  case Val::Kind::String: return "string";
+  case Val::Kind::List: return "list";
+  case Val::Kind::Tuple: return "tuple";
+  case Val::Kind::Tensor: return "tensor";
+  case Val::Kind::Callable: return "layer";
+  }
+  return "?";
+}
+
+std::string describe(const Val &v) {
+  switch (v.kind) {
+  case Val::Kind::Int: return "int " + std::to_string(v.i);
+  case Val::Kind::Float: return "float " + ir::formatDouble(v.f);
+  case Val::Kind::Bool: return v.b ? "bool true" : "bool false";
+  case Val::Kind::String: return "string \"" + (v.s.size() > 30 ? v.s.substr(0, 27) + "..." : v.s) + "\"";
+  case Val::Kind::List:
+  case Val::Kind::Tuple:
+    return std::string(kindName(v.kind)) + " of " + std::to_string(v.items.size());
+  case Val::Kind::Tensor: return "tensor " + v.tensor->type().str();
+  case Val::Kind::Callable: return "layer '" + v.s + "'";
+  default: return kindName(v.kind);
+  }
+}
+
+Elaborator::Elaborator(const Program &program, DiagnosticEngine &diags)
+    : program_(program), diags_(diags) {}
+
+Diagnostic Elaborator::note(const SourceLoc &loc, std::string message) const {
+  return {Severity::Note, loc, std::move(message), {}};
+}
+
+void Elaborator::error(const SourceLoc &loc, std::string message, std::vector<Diagnostic> notes) {
+  // One message per source position: a block expanded many times reports
+  // its mistake once.
+  if (loc.known() && !reported_.insert(loc).second) return;
+  Diagnostic d{Severity::Error, loc, std::move(message), std::move(notes)};
+  // Show the chain of block calls that led here, innermost first.
+  unsigned shown = 0;
+  for (size_t i = frames_.size(); i-- > 1 && shown < 3; ++shown)
+    d.notes.push_back(note(frames_[i].callLoc, "in block '" + frames_[i].block->name + "' called here"));
+  diags_.report(d);
+}
+
+bool Elaborator::step(const SourceLoc &loc) {
+  if (overBudget_) return false;
+  if (++steps_ > kMaxSteps || (graph_ && graph_->ops().size() >= kMaxOps)) {
+    overBudget_ = true;
+    error(loc, "model is too large: expansion exceeds " + std::to_string(kMaxSteps) +
+                   " steps or " + std::to_string(kMaxOps) + " ops");
+    return false;
+  }
+  return !diags_.tooManyErrors();
+}
+
+bool convertType(const TypeAst &t, ir::TensorType &out, DiagnosticEngine &diags) {
+  auto dtype = ir::parseDType(t.dtype);
+  if (!dtype) {
+    std::string hint = closestMatch(t.dtype, {"f32", "f64", "i32", "i64", "u8", "bool"});
+    diags.error(t.loc, "unknown element type '" + t.dtype + "'" +
+                           (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    return false;
+  }
+  out = ir::TensorType(*dtype, {});
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    const DimAst &d = t.dims[i];
+    if (!d.symbol.empty()) {
+      if (i != 0) {
+        diags.error(d.loc, "only the first (batch) dimension may be symbolic, '" + d.symbol +
+                               "' is dimension " + std::to_string(i));
+        return false;
+      }
+      out.dims.push_back(ir::kDynamic);
+    } else if (d.size < 1) {
+      diags.error(d.loc, "dimension must be positive, got " + std::to_string(d.size));
+      return false;
+    } else {
+      out.dims.push_back(d.size);
+    }
+  }
+  return true;
+}
+
+std::unique_ptr<ir::Module> Elaborator::buildModel(const ModelDecl &model) {
+  unsigned errorsBefore = diags_.errorCount();
+  module_ = std::make_unique<ir::Module>();
+  graph_ = module_->addGraph(model.name);
+  frames_.clear();
+  frames_.emplace_back();
+  frame().scopes.emplace_back();
+  for (const ModelInput &in : model.inputs) {
+    ir::TensorType type;
+    if (!convertType(in.type, type, diags_)) continue;
+    ir::Value *v = graph_->addInput(in.name, type);
+    define(in.name, in.loc, Val::tensorOf(v, in.loc), false);
+  }
+  std::vector<ir::TensorType> declared;
+  for (const TypeAst &t : model.results) {
+    ir::TensorType type;
+    if (convertType(t, type, diags_)) declared.push_back(type);
+  }
+  if (diags_.errorCount() != errorsBefore) return nullptr;
+
+  exec(model.body);
+  if (diags_.errorCount() != errorsBefore) return nullptr;
+  if (!frame().returned) {
+    error(model.loc, "model '" + model.name + "' has no return statement");
+    return nullptr;
+  }
+  const std::vector<Val> &results = frame().results;
+  if (results.size() != declared.size()) {
+    error(model.results.front().loc, "model '" + model.name + "' declares " +
+                                         std::to_string(declared.size()) + " results but returns " +
+                                         std::to_string(results.size()));
+    return nullptr;
+  }
+  std::vector<ir::Value *> outs;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Val &r = results[i];
+    if (r.kind != Val::Kind::Tensor) {
+      error(model.results[i].loc, "model result " + std::to_string(i) + " must be a tensor, got " +
+                                      describe(r),
+            {note(r.origin, "value produced here")});
+      continue;
+    }
+    if (r.tensor->type() != declared[i]) {
+      error(model.results[i].loc,
+            "model '" + model.name + "' declares result type " + declared[i].str() +
+                " but returns " + r.tensor->type().str(),
+            {note(r.origin, "returned value of type " + r.tensor->type().str() + " produced here")});
+      continue;
+    }
+    outs.push_back(r.tensor);
+  }
+  if (diags_.errorCount() != errorsBefore) return nullptr;
+  graph_->setOutputs(outs);
+  return std::move(module_);
+}
+
+Elaborator::Binding *Elaborator::lookup(const std::string &name) {
+  auto &scopes = frame().scopes;
+  for (size_t i = scopes.size(); i-- > 0;) {
+    auto it = scopes[i].find(name);
+    if (it != scopes[i].end()) return &it->second;
+  }
+  return nullptr;
+}
+
+void Elaborator::define(const std::string &name, const SourceLoc &loc, Val v, bool isVar) {
+  auto &scope = frame().scopes.back();
+  auto it = scope.find(name);
+  if (it != scope.end()) {
+    error(loc, "'" + name + "' is already defined", {note(it->second.loc, "previous definition is here")});
+    return;
+  }
+  scope[name] = Binding{std::move(v), isVar, loc};
+}
+
+void Elaborator::bindPattern(const Pattern &p, const Val &v, bool isVar) {
+  if (!p.name.empty()) {
+    define(p.name, p.loc, v, isVar);
+    return;
+  }
+  if (v.isPoison()) {
+    for (const Pattern &item : p.items) bindPattern(item, v, isVar);
+    return;
+  }
+  if (!v.isSequence() || v.items.size() != p.items.size()) {
+    error(p.loc, "cannot unpack " + describe(v) + " into " + std::to_string(p.items.size()) +
+                     " names",
+          {note(v.origin, "value produced here")});
+    for (const Pattern &item : p.items) bindPattern(item, Val::poison(), isVar);
+    return;
+  }
+  for (size_t i = 0; i < p.items.size(); ++i) bindPattern(p.items[i], v.items[i], isVar);
+}
+
+void Elaborator::exec(const StmtList &stmts) {
+  for (const auto &s : stmts) {
+    if (!s || frame().returned || !step(s->loc)) return;
+    execStmt(*s);
+  }
+}
+
+void Elaborator::execStmt(const Stmt &s) {
+  switch (s.kind) {
+  case Stmt::Kind::Let:
+  case Stmt::Kind::Var:
+    bindPattern(s.target, eval(*s.exprs[0]), s.kind == Stmt::Kind::Var);
+    return;
+  case Stmt::Kind::Assign: {
+    Val v = eval(*s.exprs[0]);
+    Binding *b = lookup(s.target.name);
+    if (!b) {
+      std::vector<std::string> names;
+      for (const auto &scope : frame().scopes)
+        for (const auto &[n, _] : scope) names.push_back(n);
+      std::string hint = closestMatch(s.target.name, names);
+      error(s.target.loc, "assignment to undefined name '" + s.target.name + "'" +
+                              (hint.empty() ? "; declare it with 'var'" : "; did you mean '" + hint + "'?"));
+      return;
+    }
+    if (!b->isVar) {
+      error(s.target.loc, "cannot assign to '" + s.target.name + "': it was bound with 'let'",
+            {note(b->loc, "declared here; use 'var' for a name that changes")});
+      return;
+    }
+    b->value = std::move(v);
+    return;
+  }
+  case Stmt::Kind::For: {
+    Val seq = eval(*s.exprs[0]);
+    if (seq.isPoison()) return;
+    if (!seq.isSequence()) {
+      error(s.exprs[0]->loc, "for loop needs a list or tuple, got " + describe(seq));
+      return;
+    }
+    for (const Val &item : seq.items) {
+      if (!step(s.loc)) return;
+      frame().scopes.emplace_back();
+      bindPattern(s.target, item, false);
+      exec(s.body);
+      frame().scopes.pop_back();
+      if (frame().returned) return;
+    }
+    return;
+  }
+  case Stmt::Kind::Repeat: {
+    Val n = eval(*s.exprs[0]);
+    if (n.isPoison()) return;
+    if (n.kind != Val::Kind::Int || n.i < 0) {
+      error(s.exprs[0]->loc, "repeat count must be a non-negative int, got " + describe(n));
+      return;
+    }
+    for (int64_t k = 0; k < n.i; ++k) {
+      if (!step(s.loc)) return;
+      frame().scopes.emplace_back();
+      exec(s.body);
+      frame().scopes.pop_back();
+      if (frame().returned) return;
+    }
+    return;
+  }
+  case Stmt::Kind::If: {
+    Val c = eval(*s.exprs[0]);
+    if (c.isPoison()) return;
+    if (c.kind != Val::Kind::Bool) {
+      error(s.exprs[0]->loc, "condition must be a bool, got " + describe(c));
+      return;
+    }
+    frame().scopes.emplace_back();
+    exec(c.b ? s.body : s.elseBody);
+    frame().scopes.pop_back();
+    return;
+  }
+  case Stmt::Kind::Return: {
+    std::vector<Val> vals;
+    for (const auto &e : s.exprs) vals.push_back(eval(*e));
+    frame().results = std::move(vals);
+    frame().returned = true;
+    return;
+  }
+  }
+}
+
+} // namespace dtnn::frontend

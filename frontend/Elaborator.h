@@ -1,0 +1,112 @@
+// The elaborator runs a model's body at compile time: it binds names,
+// expands blocks, loops and conditionals, evaluates compile-time arithmetic,
+// and turns every layer call into an IR op whose types come from the op
+// table's shape rule. Errors are reported with notes that point at the
+// producers of the offending values.
+#pragma once
+
+#include "frontend/AST.h"
+#include "frontend/Value.h"
+#include "ir/IR.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace dtnn::frontend {
+
+// All declarations visible to a compilation: blocks from every loaded file,
+// models from the main file.
+struct Program {
+  std::vector<std::unique_ptr<FileAst>> files; // files[0] is the main file
+  std::map<std::string, const BlockDecl *> blocks;
+};
+
+// An evaluated call argument.
+struct EvArg {
+  std::string name; // empty when positional
+  SourceLoc loc;
+  Val value;
+};
+
+class Elaborator {
+public:
+  Elaborator(const Program &program, DiagnosticEngine &diags);
+
+  // Builds the module of one model; null after reporting errors.
+  std::unique_ptr<ir::Module> buildModel(const ModelDecl &model);
+
+  // Limits that keep generated models finite.
+  static constexpr unsigned kMaxCallDepth = 1000;
+  static constexpr uint64_t kMaxSteps = 10'000'000;
+  static constexpr uint64_t kMaxOps = 1'000'000;
+
+private:
+  struct Binding {
+    Val value;
+    bool isVar = false;
+    SourceLoc loc;
+  };
+  // One block invocation (or the model body): its scopes and naming state.
+  struct Frame {
+    std::vector<std::map<std::string, Binding>> scopes;
+    std::string prefix; // hierarchical name of this invocation, "" or "basic.2."
+    std::map<std::string, int> counters;
+    const BlockDecl *block = nullptr;
+    SourceLoc callLoc;
+    bool returned = false;
+    std::vector<Val> results;
+  };
+
+  // Statements (Elaborator.cpp).
+  void exec(const StmtList &stmts);
+  void execStmt(const Stmt &s);
+  void bindPattern(const Pattern &p, const Val &v, bool isVar);
+  void define(const std::string &name, const SourceLoc &loc, Val v, bool isVar);
+  Binding *lookup(const std::string &name);
+
+  // Expressions (Expressions.cpp).
+  Val eval(const Expr &e);
+  Val evalBinary(const Expr &e);
+  Val evalUnary(const Expr &e);
+  Val evalIndex(const Expr &e);
+  Val evalName(const Expr &e);
+  Val tensorBinary(const Expr &e, const std::string &opName, const Val &a, const Val &b);
+
+  // Calls (Calls.cpp).
+  Val evalCall(const Expr &e);
+  Val call(const std::string &name, const SourceLoc &loc, std::vector<EvArg> args);
+  Val callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<EvArg> args);
+  Val callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<EvArg> args);
+  Val callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args,
+                  bool &handled);
+  // Creates the op (and reports shape errors with notes); returns its results.
+  Val emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::vector<Val> &tensors,
+             std::vector<ir::Value *> params, ir::AttrMap attrs);
+  std::string takeName(const std::string &callee, std::vector<EvArg> &args);
+  std::vector<std::string> callableNames() const;
+
+  // Diagnostics (Elaborator.cpp).
+  void error(const SourceLoc &loc, std::string message, std::vector<Diagnostic> notes = {});
+  Diagnostic note(const SourceLoc &loc, std::string message) const;
+  bool step(const SourceLoc &loc); // counts work; false once over budget
+
+  Frame &frame() { return frames_.back(); }
+
+  const Program &program_;
+  DiagnosticEngine &diags_;
+  std::unique_ptr<ir::Module> module_;
+  ir::Graph *graph_ = nullptr;
+  std::vector<Frame> frames_;
+  std::set<SourceLoc> reported_;
+  std::set<std::string> paramNames_;
+  uint64_t steps_ = 0;
+  bool overBudget_ = false;
+};
+
+// Converts a declared tensor type; reports errors and returns false on failure.
+bool convertType(const TypeAst &t, ir::TensorType &out, DiagnosticEngine &diags);
+
+} // namespace dtnn::frontend

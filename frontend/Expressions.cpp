@@ -1,0 +1,190 @@
+// Evaluation of expressions: literals, names, compile-time arithmetic and
+// logic, indexing, conditionals, and tensor arithmetic (`+` on tensors
+// becomes an `add` op).
+#include "frontend/Elaborator.h"
+
+#include "ir/OpTable.h"
+
+namespace dtnn::frontend {
+
+Val Elaborator::eval(const Expr &e) {
+  switch (e.kind) {
+  case Expr::Kind::Int: return Val::integer(e.intValue, e.loc);
+  case Expr::Kind::Float: return Val::number(e.floatValue, e.loc);
+  case Expr::Kind::String: return Val::string(e.text, e.loc);
+  case Expr::Kind::Bool: return Val::boolean(e.boolValue, e.loc);
+  case Expr::Kind::Name: return evalName(e);
+  case Expr::Kind::Call: return evalCall(e);
+  case Expr::Kind::Unary: return evalUnary(e);
+  case Expr::Kind::Binary: return evalBinary(e);
+  case Expr::Kind::Index: return evalIndex(e);
+  case Expr::Kind::Tuple:
+  case Expr::Kind::List: {
+    std::vector<Val> items;
+    for (const auto &k : e.kids) items.push_back(eval(*k));
+    return Val::sequence(e.kind == Expr::Kind::Tuple ? Val::Kind::Tuple : Val::Kind::List,
+                         std::move(items), e.loc);
+  }
+  case Expr::Kind::If: {
+    Val c = eval(*e.kids[0]);
+    if (c.isPoison()) return c;
+    if (c.kind != Val::Kind::Bool) {
+      error(e.kids[0]->loc, "condition must be a bool, got " + describe(c));
+      return Val::poison();
+    }
+    return eval(*e.kids[c.b ? 1 : 2]);
+  }
+  }
+  return Val::poison();
+}
+
+Val Elaborator::evalName(const Expr &e) {
+  if (Binding *b = lookup(e.text)) return b->value;
+  // A layer or block named without a call is a reference to it.
+  if (program_.blocks.count(e.text) || ir::OpTable::get().lookup(e.text))
+    return Val::callable(e.text, e.loc);
+  std::vector<std::string> names = callableNames();
+  for (const auto &scope : frame().scopes)
+    for (const auto &[n, _] : scope) names.push_back(n);
+  std::string hint = closestMatch(e.text, names);
+  error(e.loc, "undefined name '" + e.text + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  return Val::poison();
+}
+
+Val Elaborator::evalUnary(const Expr &e) {
+  Val v = eval(*e.kids[0]);
+  if (v.isPoison()) return v;
+  if (e.text == "!" && v.kind == Val::Kind::Bool) return Val::boolean(!v.b, e.loc);
+  if (e.text == "-" && v.kind == Val::Kind::Int && v.i != INT64_MIN) return Val::integer(-v.i, e.loc);
+  if (e.text == "-" && v.kind == Val::Kind::Float) return Val::number(-v.f, e.loc);
+  error(e.loc, "cannot apply '" + e.text + "' to " + describe(v), {note(v.origin, "value produced here")});
+  return Val::poison();
+}
+
+namespace {
+
+const char *tensorOpFor(const std::string &op) {
+  if (op == "+") return "add";
+  if (op == "-") return "sub";
+  if (op == "*") return "mul";
+  if (op == "/") return "div";
+  return nullptr;
+}
+
+bool sameValue(const Val &a, const Val &b) {
+  if (a.isNumber() && b.isNumber()) return a.asDouble() == b.asDouble();
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+  case Val::Kind::Bool: return a.b == b.b;
+  case Val::Kind::String:
+  case Val::Kind::Callable: return a.s == b.s;
+  case Val::Kind::Tensor: return a.tensor == b.tensor;
+  case Val::Kind::List:
+  case Val::Kind::Tuple:
+    if (a.items.size() != b.items.size()) return false;
+    for (size_t i = 0; i < a.items.size(); ++i)
+      if (!sameValue(a.items[i], b.items[i])) return false;
+    return true;
+  default: return true;
+  }
+}
+
+} // namespace
+
+Val Elaborator::evalBinary(const Expr &e) {
+  const std::string &op = e.text;
+  Val a = eval(*e.kids[0]);
+  // && and || evaluate their right side only when needed.
+  if ((op == "&&" || op == "||") && a.kind == Val::Kind::Bool && a.b == (op == "||"))
+    return Val::boolean(a.b, e.loc);
+  Val b = eval(*e.kids[1]);
+  if (a.isPoison() || b.isPoison()) return Val::poison();
+  auto mismatch = [&]() {
+    error(e.loc, "cannot apply '" + op + "' to " + describe(a) + " and " + describe(b),
+          {note(a.origin, "left operand produced here"), note(b.origin, "right operand produced here")});
+    return Val::poison();
+  };
+  if (op == "&&" || op == "||") {
+    if (a.kind != Val::Kind::Bool || b.kind != Val::Kind::Bool) return mismatch();
+    return Val::boolean(op == "&&" ? a.b && b.b : a.b || b.b, e.loc);
+  }
+  if (op == "==" || op == "!=") return Val::boolean(sameValue(a, b) == (op == "=="), e.loc);
+  if (a.kind == Val::Kind::Tensor && b.kind == Val::Kind::Tensor) {
+    if (const char *name = tensorOpFor(op)) return tensorBinary(e, name, a, b);
+    return mismatch();
+  }
+  if (!a.isNumber() || !b.isNumber()) {
+    if (op == "+" && a.isSequence() && a.kind == b.kind) {
+      Val out = a;
+      out.items.insert(out.items.end(), b.items.begin(), b.items.end());
+      out.origin = e.loc;
+      return out;
+    }
+    return mismatch();
+  }
+  if (op == "<") return Val::boolean(a.asDouble() < b.asDouble(), e.loc);
+  if (op == "<=") return Val::boolean(a.asDouble() <= b.asDouble(), e.loc);
+  if (op == ">") return Val::boolean(a.asDouble() > b.asDouble(), e.loc);
+  if (op == ">=") return Val::boolean(a.asDouble() >= b.asDouble(), e.loc);
+  if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) {
+    int64_t r = 0;
+    bool overflow = false;
+    if (op == "+") overflow = __builtin_add_overflow(a.i, b.i, &r);
+    else if (op == "-") overflow = __builtin_sub_overflow(a.i, b.i, &r);
+    else if (op == "*") overflow = __builtin_mul_overflow(a.i, b.i, &r);
+    else {
+      if (b.i == 0) {
+        error(e.loc, "division by zero", {note(b.origin, "divisor produced here")});
+        return Val::poison();
+      }
+      if (a.i == INT64_MIN && b.i == -1) overflow = true;
+      else r = op == "/" ? a.i / b.i : a.i % b.i;
+    }
+    if (overflow) {
+      error(e.loc, "integer overflow in '" + op + "'");
+      return Val::poison();
+    }
+    return Val::integer(r, e.loc);
+  }
+  double x = a.asDouble(), y = b.asDouble();
+  if (op == "+") return Val::number(x + y, e.loc);
+  if (op == "-") return Val::number(x - y, e.loc);
+  if (op == "*") return Val::number(x * y, e.loc);
+  if (op == "/") {
+    if (y == 0) {
+      error(e.loc, "division by zero", {note(b.origin, "divisor produced here")});
+      return Val::poison();
+    }
+    return Val::number(x / y, e.loc);
+  }
+  return mismatch();
+}
+
+Val Elaborator::evalIndex(const Expr &e) {
+  Val seq = eval(*e.kids[0]);
+  Val idx = eval(*e.kids[1]);
+  if (seq.isPoison() || idx.isPoison()) return Val::poison();
+  if (!seq.isSequence()) {
+    error(e.loc, "cannot index " + describe(seq), {note(seq.origin, "value produced here")});
+    return Val::poison();
+  }
+  if (idx.kind != Val::Kind::Int) {
+    error(e.loc, "index must be an int, got " + describe(idx));
+    return Val::poison();
+  }
+  int64_t n = static_cast<int64_t>(seq.items.size());
+  int64_t i = idx.i < 0 ? idx.i + n : idx.i;
+  if (i < 0 || i >= n) {
+    error(e.loc, "index " + std::to_string(idx.i) + " is out of range for " + describe(seq),
+          {note(seq.origin, "value produced here")});
+    return Val::poison();
+  }
+  return seq.items[static_cast<size_t>(i)];
+}
+
+Val Elaborator::tensorBinary(const Expr &e, const std::string &opName, const Val &a, const Val &b) {
+  const ir::OpDef *def = ir::OpTable::get().lookup(opName);
+  return emitOp(*def, e.loc, {a, b}, {}, ir::AttrMap());
+}
+
+} // namespace dtnn::frontend

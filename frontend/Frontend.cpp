@@ -1,0 +1,203 @@
+#include "frontend/Frontend.h"
+
+#include "frontend/Elaborator.h"
+#include "frontend/Parse.h"
+#include "frontend/TrainSection.h"
+#include "ir/OpTable.h"
+
+#include <pthread.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace dtnn::frontend {
+
+namespace {
+
+// Runs `fn` on a thread with a large stack, so that deep but legal inputs
+// are bounded by the front end's own limits rather than the process stack.
+void runWithLargeStack(const std::function<void()> &fn) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t{512} << 20);
+  pthread_t thread;
+  auto trampoline = [](void *p) -> void * {
+    (*static_cast<const std::function<void()> *>(p))();
+    return nullptr;
+  };
+  if (pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()> *>(&fn)) != 0) {
+    pthread_attr_destroy(&attr);
+    fn();
+    return;
+  }
+  pthread_attr_destroy(&attr);
+  pthread_join(thread, nullptr);
+}
+
+// Reads a whole file; reports a diagnostic naming the file on failure.
+bool readFile(const std::string &path, const SourceLoc &from, std::string &text,
+              DiagnosticEngine &diags) {
+  std::error_code ec;
+  SourceLoc at = from.known() ? from : SourceLoc{path, 0, 0};
+  if (fs::is_directory(path, ec)) {
+    diags.error(at, "'" + path + "' is a directory, not a .dtnn file");
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    diags.error(at, "cannot open '" + path + "': " + std::strerror(errno));
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    diags.error(at, "cannot read '" + path + "'");
+    return false;
+  }
+  text = ss.str();
+  return true;
+}
+
+// Finds an imported file: next to the importing file, then in each import dir.
+std::string resolveImport(const std::string &importer, const std::string &target,
+                          const CompileOptions &opts) {
+  std::vector<fs::path> dirs = {fs::path(importer).parent_path()};
+  for (const auto &d : opts.importDirs) dirs.emplace_back(d);
+  std::error_code ec;
+  for (const fs::path &d : dirs) {
+    fs::path p = d / target;
+    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+  }
+  return "";
+}
+
+// Parses the main file and, transitively, everything it imports. Each file is
+// loaded once, so import cycles are harmless.
+bool loadProgram(const std::string &name, std::string text, const CompileOptions &opts,
+                 SourceManager &sm, DiagnosticEngine &diags, Program &program) {
+  std::set<std::string> seen;
+  std::error_code ec;
+  struct Pending {
+    std::string path;
+    std::string text;
+  };
+  std::deque<Pending> work;
+  work.push_back({name, std::move(text)});
+  seen.insert(fs::weakly_canonical(name, ec).string());
+  while (!work.empty()) {
+    Pending p = std::move(work.front());
+    work.pop_front();
+    const std::string &stored = sm.add(p.path, std::move(p.text));
+    auto file = parseSource(p.path, stored, diags);
+    if (!file) {
+      if (diags.tooManyErrors()) return false;
+      continue;
+    }
+    for (const ImportDecl &imp : file->imports) {
+      std::string found = resolveImport(p.path, imp.path, opts);
+      if (found.empty()) {
+        diags.error(imp.loc, "cannot find imported file '" + imp.path + "'");
+        continue;
+      }
+      if (!seen.insert(fs::weakly_canonical(found, ec).string()).second) continue;
+      std::string importedText;
+      if (readFile(found, imp.loc, importedText, diags))
+        work.push_back({found, std::move(importedText)});
+    }
+    program.files.push_back(std::move(file));
+  }
+  if (diags.hasErrors()) return false;
+  for (const auto &file : program.files)
+    for (const auto &b : file->blocks) {
+      if (ir::OpTable::get().lookup(b->name)) {
+        diags.error(b->loc, "block '" + b->name + "' has the name of a built-in layer");
+        continue;
+      }
+      auto [it, inserted] = program.blocks.emplace(b->name, b.get());
+      if (!inserted) {
+        Diagnostic d{Severity::Error, b->loc, "redefinition of block '" + b->name + "'", {}};
+        d.note(it->second->loc, "previous definition is here");
+        diags.report(d);
+      }
+    }
+  return !diags.hasErrors();
+}
+
+// Picks the model to build from the main file.
+const ModelDecl *selectModel(const FileAst &main, const CompileOptions &opts,
+                             DiagnosticEngine &diags) {
+  std::vector<std::string> names;
+  for (const auto &m : main.models) names.push_back(m->name);
+  if (!opts.modelName.empty()) {
+    for (const auto &m : main.models)
+      if (m->name == opts.modelName) return m.get();
+    std::string hint = closestMatch(opts.modelName, names);
+    diags.error({main.path, 0, 0}, "no model named '" + opts.modelName + "'" +
+                                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    return nullptr;
+  }
+  if (main.models.size() == 1) return main.models.front().get();
+  if (main.models.empty()) {
+    diags.error({main.path, 0, 0}, "file defines no model");
+    return nullptr;
+  }
+  std::string list;
+  for (const auto &n : names) list += (list.empty() ? "" : ", ") + n;
+  diags.error({main.path, 0, 0}, "file defines " + std::to_string(names.size()) + " models (" +
+                                     list + "); choose one with --model");
+  return nullptr;
+}
+
+std::unique_ptr<ir::Module> compileLoaded(const std::string &name, std::string text,
+                                          const CompileOptions &opts, SourceManager &sm,
+                                          DiagnosticEngine &diags) {
+  Program program;
+  if (!loadProgram(name, std::move(text), opts, sm, diags, program)) return nullptr;
+  const FileAst &main = *program.files.front();
+  checkTrainSections(main, diags);
+  const ModelDecl *model = selectModel(main, opts, diags);
+  if (!model || diags.hasErrors()) return nullptr;
+  Elaborator elab(program, diags);
+  return elab.buildModel(*model);
+}
+
+} // namespace
+
+std::unique_ptr<ir::Module> compileSource(const std::string &name, std::string text,
+                                          const CompileOptions &opts, SourceManager &sm,
+                                          DiagnosticEngine &diags) {
+  std::unique_ptr<ir::Module> result;
+  runWithLargeStack([&] { result = compileLoaded(name, std::move(text), opts, sm, diags); });
+  return result;
+}
+
+std::unique_ptr<ir::Module> compileFile(const std::string &path, const CompileOptions &opts,
+                                        SourceManager &sm, DiagnosticEngine &diags) {
+  std::string text;
+  if (!readFile(path, {}, text, diags)) return nullptr;
+  return compileSource(path, std::move(text), opts, sm, diags);
+}
+
+bool dumpAst(const std::string &path, const CompileOptions &, SourceManager &sm,
+             DiagnosticEngine &diags, std::ostream &os) {
+  std::string text;
+  if (!readFile(path, {}, text, diags)) return false;
+  bool ok = false;
+  runWithLargeStack([&] {
+    const std::string &stored = sm.add(path, std::move(text));
+    auto file = parseSource(path, stored, diags);
+    if (!file) return;
+    printAst(*file, os);
+    ok = true;
+  });
+  return ok;
+}
+
+} // namespace dtnn::frontend

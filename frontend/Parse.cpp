@@ -1,0 +1,209 @@
+#include "frontend/Parse.h"
+
+#include "DtnnLexer.h"
+#include "DtnnParser.h"
+#include "antlr4-runtime.h"
+
+#include <cstdio>
+
+namespace dtnn::frontend {
+
+using grammar::DtnnLexer;
+using grammar::DtnnParser;
+
+namespace {
+
+// Thrown by the error listener to abandon a parse after too many errors;
+// never leaves this file.
+struct TooManyErrors {};
+
+std::string shorten(const std::string &s) {
+  return s.size() <= 40 ? s : s.substr(0, 37) + "...";
+}
+
+// Rewrites ANTLR's messages into the compiler's voice.
+std::string rewriteSyntaxMessage(std::string msg, const std::string &found) {
+  auto replaceAll = [](std::string &s, const std::string &from, const std::string &to) {
+    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+      s.replace(p, from.size(), to);
+  };
+  replaceAll(msg, "'<EOF>'", "end of file");
+  replaceAll(msg, "<EOF>", "end of file");
+  const std::string mismatched = "mismatched input ", extraneous = "extraneous input ";
+  size_t exp = msg.find(" expecting ");
+  if (msg.rfind(mismatched, 0) == 0 && exp != std::string::npos)
+    return "expected " + msg.substr(exp + 11) + ", found " +
+           shorten(msg.substr(mismatched.size(), exp - mismatched.size()));
+  if (msg.rfind(extraneous, 0) == 0 && exp != std::string::npos)
+    return "unexpected " + shorten(msg.substr(extraneous.size(), exp - extraneous.size())) +
+           "; expected " + msg.substr(exp + 11);
+  if (msg.rfind("missing ", 0) == 0) {
+    size_t at = msg.find(" at ");
+    if (at != std::string::npos)
+      return "missing " + msg.substr(8, at - 8) + " before " + shorten(msg.substr(at + 4));
+  }
+  if (msg.rfind("no viable alternative", 0) == 0)
+    return "unexpected " + (found == "<EOF>" ? std::string("end of file") : "'" + shorten(found) + "'");
+  return msg;
+}
+
+class SyntaxErrorListener : public antlr4::BaseErrorListener {
+public:
+  SyntaxErrorListener(const std::string &file, DiagnosticEngine &diags) : file_(file), diags_(diags) {}
+  void syntaxError(antlr4::Recognizer *, antlr4::Token *offending, size_t line, size_t col,
+                   const std::string &msg, std::exception_ptr) override {
+    std::string found = offending ? offending->getText() : "";
+    diags_.error({file_, static_cast<uint32_t>(line), static_cast<uint32_t>(col + 1)},
+                 rewriteSyntaxMessage(msg, found));
+    if (diags_.tooManyErrors()) throw TooManyErrors{};
+  }
+
+private:
+  const std::string &file_;
+  DiagnosticEngine &diags_;
+};
+
+// Reports NUL bytes and invalid UTF-8, which the lexer cannot represent.
+// Columns count code points, as the lexer's do.
+bool checkBytes(const std::string &name, const std::string &text, DiagnosticEngine &diags) {
+  uint32_t line = 1, col = 1;
+  bool ok = true;
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = len != 0 && i + len <= text.size();
+    for (size_t k = 1; valid && k < len; ++k)
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (valid && len == 2 && c < 0xc2) valid = false; // overlong
+    if (!valid || c == 0) {
+      char buf[64];
+      if (c == 0)
+        std::snprintf(buf, sizeof buf, "NUL character in source file");
+      else
+        std::snprintf(buf, sizeof buf, "invalid UTF-8 byte 0x%02x", c);
+      diags.error({name, line, col}, buf);
+      ok = false;
+      if (diags.tooManyErrors()) return false;
+      ++i;
+      ++col;
+      continue;
+    }
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+    i += len;
+  }
+  return ok;
+}
+
+SourceLoc locOf(const std::string &file, const antlr4::Token *t) {
+  return {file, static_cast<uint32_t>(t->getLine()),
+          static_cast<uint32_t>(t->getCharPositionInLine() + 1)};
+}
+
+// Reports lexical errors and nesting deeper than the parser may recurse.
+bool checkTokens(const std::string &name, const std::vector<antlr4::Token *> &tokens,
+                 DiagnosticEngine &diags) {
+  bool ok = true;
+  unsigned depth = 0, unaryRun = 0;
+  for (const antlr4::Token *t : tokens) {
+    switch (t->getType()) {
+    case DtnnLexer::UNTERMINATED_STRING:
+      diags.error(locOf(name, t), "unterminated string literal");
+      ok = false;
+      break;
+    case DtnnLexer::UNTERMINATED_COMMENT:
+      diags.error(locOf(name, t), "unterminated block comment");
+      ok = false;
+      break;
+    case DtnnLexer::BAD_CHAR: {
+      std::string text = t->getText();
+      unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+      char buf[32];
+      if (c >= 0x21 && c < 0x7f)
+        std::snprintf(buf, sizeof buf, "'%c'", c);
+      else
+        std::snprintf(buf, sizeof buf, "byte 0x%02x", c);
+      diags.error(locOf(name, t), std::string("unexpected character ") + buf);
+      ok = false;
+      break;
+    }
+    default: break;
+    }
+    if (diags.tooManyErrors()) return false;
+    const std::string text = t->getType() == antlr4::Token::EOF ? "" : t->getText();
+    if (text == "(" || text == "[" || text == "{") {
+      if (++depth > kMaxNesting) {
+        diags.error(locOf(name, t), "nesting is deeper than " + std::to_string(kMaxNesting) +
+                                        " levels of brackets");
+        return false;
+      }
+    } else if ((text == ")" || text == "]" || text == "}") && depth > 0) {
+      --depth;
+    }
+    unaryRun = (text == "-" || text == "!") ? unaryRun + 1 : 0;
+    if (unaryRun > kMaxNesting) {
+      diags.error(locOf(name, t), "more than " + std::to_string(kMaxNesting) +
+                                      " prefix operators in a row");
+      return false;
+    }
+  }
+  return ok;
+}
+
+} // namespace
+
+std::unique_ptr<FileAst> buildAst(const std::string &name, DtnnParser::FileContext *tree,
+                                  DiagnosticEngine &diags);
+
+std::unique_ptr<FileAst> parseSource(const std::string &name, const std::string &text,
+                                     DiagnosticEngine &diags) {
+  if (text.size() > kMaxFileBytes) {
+    diags.error({name, 0, 0}, "file is larger than " + std::to_string(kMaxFileBytes >> 20) + " MB");
+    return nullptr;
+  }
+  if (!checkBytes(name, text, diags)) return nullptr;
+  antlr4::ANTLRInputStream input(text);
+  DtnnLexer lexer(&input);
+  lexer.removeErrorListeners();
+  antlr4::CommonTokenStream tokens(&lexer);
+  tokens.fill();
+  if (!checkTokens(name, tokens.getTokens(), diags)) return nullptr;
+
+  DtnnParser parser(&tokens);
+  parser.removeErrorListeners();
+  // Two-stage parse: the fast SLL mode bails out on the first problem, then
+  // the full LL mode reparses to report errors properly.
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+      antlr4::atn::PredictionMode::SLL);
+  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  DtnnParser::FileContext *tree = nullptr;
+  try {
+    tree = parser.file();
+  } catch (const antlr4::ParseCancellationException &) {
+    tree = nullptr;
+  }
+  if (!tree) {
+    tokens.seek(0);
+    parser.reset();
+    SyntaxErrorListener listener(name, diags);
+    parser.addErrorListener(&listener);
+    parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+        antlr4::atn::PredictionMode::LL);
+    unsigned before = diags.errorCount();
+    try {
+      tree = parser.file();
+    } catch (const TooManyErrors &) {
+      return nullptr;
+    }
+    parser.removeErrorListeners();
+    if (diags.errorCount() != before) return nullptr;
+  }
+  return buildAst(name, tree, diags);
+}
+
+} // namespace dtnn::frontend

@@ -1,0 +1,82 @@
+// Compile-time values of the elaborator: numbers, strings, lists and tuples,
+// tensors (IR values being built), and references to layers or blocks.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <string>
+#include <vector>
+
+namespace dtnn::frontend {
+
+struct Val {
+  // Poison marks the result of an expression that already failed; anything
+  // computed from it fails silently, so one mistake gives one message.
+  enum class Kind { Poison, None, Int, Float, Bool, String, List, Tuple, Tensor, Callable };
+
+  Kind kind = Kind::None;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s; // string value, or the layer/block a Callable refers to
+  std::vector<Val> items;
+  ir::Value *tensor = nullptr;
+  SourceLoc origin; // where the value was produced
+
+  static Val poison() { return make(Kind::Poison); }
+  static Val integer(int64_t v, SourceLoc at = {}) {
+    Val x = make(Kind::Int, std::move(at));
+    x.i = v;
+    return x;
+  }
+  static Val number(double v, SourceLoc at = {}) {
+    Val x = make(Kind::Float, std::move(at));
+    x.f = v;
+    return x;
+  }
+  static Val boolean(bool v, SourceLoc at = {}) {
+    Val x = make(Kind::Bool, std::move(at));
+    x.b = v;
+    return x;
+  }
+  static Val string(std::string v, SourceLoc at = {}) {
+    Val x = make(Kind::String, std::move(at));
+    x.s = std::move(v);
+    return x;
+  }
+  static Val tensorOf(ir::Value *v, SourceLoc at) {
+    Val x = make(Kind::Tensor, std::move(at));
+    x.tensor = v;
+    return x;
+  }
+  static Val callable(std::string name, SourceLoc at = {}) {
+    Val x = make(Kind::Callable, std::move(at));
+    x.s = std::move(name);
+    return x;
+  }
+  static Val sequence(Kind k, std::vector<Val> items, SourceLoc at = {}) {
+    Val x = make(k, std::move(at));
+    x.items = std::move(items);
+    return x;
+  }
+
+  bool isPoison() const { return kind == Kind::Poison; }
+  bool isNumber() const { return kind == Kind::Int || kind == Kind::Float; }
+  bool isSequence() const { return kind == Kind::List || kind == Kind::Tuple; }
+  double asDouble() const { return kind == Kind::Int ? static_cast<double>(i) : f; }
+
+private:
+  static Val make(Kind k, SourceLoc at = {}) {
+    Val x;
+    x.kind = k;
+    x.origin = std::move(at);
+    return x;
+  }
+};
+
+// The kind of a value as the language names it: int, float, tensor, ...
+const char *kindName(Val::Kind k);
+// A short description for messages: "int 3", "tensor f32[?,10]", "list of 2".
+std::string describe(const Val &v);
+
+} // namespace dtnn::frontend

@@ -1,0 +1,92 @@
+// Source locations, the source manager that holds file text for printing
+// source lines, and the diagnostic engine that formats compiler messages as
+// `FILE:LINE:COL: error: MESSAGE`, the source line, a caret, then notes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace dtnn {
+
+// A position in a source file; line and column are 1-based, 0 means unknown.
+struct SourceLoc {
+  std::string file;
+  uint32_t line = 0;
+  uint32_t col = 0;
+  bool known() const { return line != 0; }
+  bool operator==(const SourceLoc &o) const {
+    return file == o.file && line == o.line && col == o.col;
+  }
+  bool operator<(const SourceLoc &o) const {
+    if (file != o.file) return file < o.file;
+    if (line != o.line) return line < o.line;
+    return col < o.col;
+  }
+};
+
+// Owns the text of every file read during a compilation, keyed by the name
+// under which diagnostics print it.
+class SourceManager {
+public:
+  // Registers text under a name; returns a stable reference to the text.
+  const std::string &add(const std::string &name, std::string text);
+  // The text of line `line` (1-based) of `file`, without its line ending; empty if unknown.
+  std::string lineText(const std::string &file, uint32_t line) const;
+
+private:
+  struct Buffer {
+    std::string text;
+    std::vector<size_t> lineStarts;
+  };
+  std::map<std::string, std::unique_ptr<Buffer>> buffers_;
+};
+
+enum class Severity { Error, Warning, Note };
+
+// One message with its notes.
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  SourceLoc loc;
+  std::string message;
+  std::vector<Diagnostic> notes;
+
+  Diagnostic &note(SourceLoc where, std::string text) {
+    notes.push_back({Severity::Note, std::move(where), std::move(text), {}});
+    return *this;
+  }
+};
+
+// Formats diagnostics to a stream, counts errors, and stops printing after a
+// limit so that a file full of mistakes cannot flood the terminal.
+class DiagnosticEngine {
+public:
+  DiagnosticEngine(const SourceManager &sm, std::ostream &os, unsigned maxErrors = 20)
+      : sm_(sm), os_(os), maxErrors_(maxErrors) {}
+
+  void report(const Diagnostic &d);
+  void error(SourceLoc loc, std::string message) {
+    report({Severity::Error, std::move(loc), std::move(message), {}});
+  }
+  unsigned errorCount() const { return errors_; }
+  bool hasErrors() const { return errors_ != 0; }
+  // True once the error limit was reached; callers may stop early.
+  bool tooManyErrors() const { return errors_ >= maxErrors_; }
+
+private:
+  void print(const Diagnostic &d);
+  const SourceManager &sm_;
+  std::ostream &os_;
+  unsigned maxErrors_;
+  unsigned errors_ = 0;
+  bool limitAnnounced_ = false;
+};
+
+// Returns the candidate closest to `name` by edit distance, or "" when none is
+// close enough to be a plausible typo.
+std::string closestMatch(const std::string &name, const std::vector<std::string> &candidates);
+
+} // namespace dtnn

@@ -1,0 +1,111 @@
+// The op table entry: everything the compiler knows about one op, declared
+// once. Shape rule, verifier, fusion class, printing and the language-level
+// layer signature all come from this entry; later components add gradient
+// rules and kernels keyed by the op's name.
+#pragma once
+
+#include "ir/Attributes.h"
+#include "ir/Types.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dtnn::ir {
+
+// How an op combines with its neighbours under fusion.
+enum class FusionClass { Elementwise, Broadcast, Reduce, Opaque };
+const char *fusionClassName(FusionClass f);
+
+struct OperandSpec {
+  enum Arity { Required, Optional, Variadic };
+  std::string name;
+  Arity arity = Required;
+};
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  std::optional<AttrValue> defaultValue; // nullopt: the attribute is required
+};
+
+// Input of a shape rule: operand types and attributes. The rule fills
+// `results` or calls fail(); `blame` lists the operand indices at fault so a
+// diagnostic can point at where they came from.
+struct InferCtx {
+  const std::vector<TensorType> &operands;
+  const AttrMap &attrs;
+  std::vector<TensorType> results;
+  std::string error;
+  std::vector<int> blame;
+
+  bool fail(std::string message, std::vector<int> operandsAtFault = {}) {
+    error = std::move(message);
+    blame = std::move(operandsAtFault);
+    return false;
+  }
+};
+using ShapeFn = std::function<bool(InferCtx &)>;
+
+// Multiply-accumulates per sample (batch dimension 1) of one op, from its
+// operand and result types and attributes; used by summaries and cost models.
+using MacsFn = std::function<int64_t(const std::vector<TensorType> &operands,
+                                     const std::vector<TensorType> &results, const AttrMap &attrs)>;
+
+// A parameter that a layer creates, e.g. a convolution's weight.
+struct ParamSpec {
+  std::string suffix; // appended to the layer's hierarchical name: "weight"
+  TensorType type;
+  std::string init;       // initializer name: he_uniform, zeros, ...
+  bool trainable = true;  // false for running statistics ("buffers")
+};
+
+// The language-level call of a layer: its arguments (bound by position after
+// the tensor inputs, or by name) and a builder that turns argument values and
+// input types into op attributes and parameters. Parameters become trailing
+// operands of the op, in the order the builder lists them.
+struct LayerCtx {
+  const std::vector<TensorType> &inputs;
+  const AttrMap &args; // every declared argument, defaults filled in
+  AttrMap attrs;
+  std::vector<ParamSpec> params;
+  std::string error;
+  std::string errorArg; // the argument at fault, if any
+
+  bool fail(std::string message, std::string arg = "") {
+    error = std::move(message);
+    errorArg = std::move(arg);
+    return false;
+  }
+};
+
+struct LayerSpec {
+  // Tensor inputs the layer takes before its other arguments.
+  unsigned tensorInputs = 1;
+  std::vector<AttrSpec> args;
+  std::function<bool(LayerCtx &)> build;
+};
+
+struct OpDef {
+  std::string name;
+  std::string summary; // one sentence for the op catalogue
+  std::vector<OperandSpec> operands;
+  std::vector<AttrSpec> attrs;
+  unsigned numResults = 1;
+  FusionClass fusion = FusionClass::Opaque;
+  bool hasSideEffects = false;
+  ShapeFn inferShape;
+  // Optional; ops without one count zero multiply-accumulates.
+  MacsFn macs;
+  // Optional language-level layer signature; without one a call binds tensors
+  // to operands and named arguments to attributes.
+  std::optional<LayerSpec> layer;
+
+  const AttrSpec *findAttr(const std::string &n) const;
+  // The operand count range this op accepts.
+  unsigned minOperands() const;
+  unsigned maxOperands() const; // UINT_MAX when variadic
+};
+
+} // namespace dtnn::ir

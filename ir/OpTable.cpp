@@ -1,0 +1,78 @@
+#include "ir/OpTable.h"
+
+#include <cassert>
+#include <climits>
+
+namespace dtnn::ir {
+
+const char *fusionClassName(FusionClass f) {
+  switch (f) {
+  case FusionClass::Elementwise: return "elementwise";
+  case FusionClass::Broadcast: return "broadcast";
+  case FusionClass::Reduce: return "reduce";
+  case FusionClass::Opaque: return "opaque";
+  }
+  return "?";
+}
+
+const AttrSpec *OpDef::findAttr(const std::string &n) const {
+  for (const auto &a : attrs)
+    if (a.name == n) return &a;
+  return nullptr;
+}
+
+unsigned OpDef::minOperands() const {
+  unsigned n = 0;
+  for (const auto &o : operands)
+    if (o.arity == OperandSpec::Required) ++n;
+  return n;
+}
+
+unsigned OpDef::maxOperands() const {
+  unsigned n = 0;
+  for (const auto &o : operands) {
+    if (o.arity == OperandSpec::Variadic) return UINT_MAX;
+    ++n;
+  }
+  return n;
+}
+
+const OpTable &OpTable::get() {
+  static const OpTable table = [] {
+    OpTable t;
+    registerConvOps(t);
+    registerDenseOps(t);
+    registerPoolOps(t);
+    registerNormOps(t);
+    registerShapeOps(t);
+    registerElementwiseOps(t);
+    registerActivationOps(t);
+    return t;
+  }();
+  return table;
+}
+
+const OpDef *OpTable::lookup(const std::string &name) const {
+  auto it = ops_.find(name);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+std::vector<const OpDef *> OpTable::all() const {
+  std::vector<const OpDef *> out;
+  for (const auto &[name, def] : ops_) out.push_back(def.get());
+  return out;
+}
+
+std::vector<std::string> OpTable::names() const {
+  std::vector<std::string> out;
+  for (const auto &[name, def] : ops_) out.push_back(name);
+  return out;
+}
+
+void OpTable::add(OpDef def) {
+  assert(!ops_.count(def.name) && "op registered twice");
+  std::string name = def.name;
+  ops_[name] = std::make_unique<OpDef>(std::move(def));
+}
+
+} // namespace dtnn::ir

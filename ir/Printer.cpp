@@ -1,0 +1,156 @@
+// The textual IR printer. The output is a pure function of the module: op
+// results are numbered in op order, attributes follow the op table's order,
+// and nothing depends on pointer values.
+#include "ir/Printer.h"
+
+#include <map>
+#include <sstream>
+
+namespace dtnn::ir {
+
+namespace {
+
+// Quotes `s` as the parser reads it back, escaping quotes and backslashes.
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// True if `s` can be printed bare, as [A-Za-z_][A-Za-z0-9_.]*.
+bool isBareName(const std::string &s) {
+  if (s.empty()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!alpha && (i == 0 || (!digit && c != '.'))) return false;
+  }
+  return true;
+}
+
+std::string sourceLocStr(const SourceLoc &l) {
+  return quoted(l.file) + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+}
+
+// Prints one graph; result values are numbered from zero in op order.
+class GraphPrinter {
+public:
+  GraphPrinter(const Graph &g, std::ostream &os) : g_(g), os_(os) {}
+
+  void print() {
+    os_ << "graph @" << g_.name() << "(";
+    for (size_t i = 0; i < g_.inputs().size(); ++i) {
+      const Value *in = g_.inputs()[i];
+      os_ << (i ? ", " : "") << "%" << in->name() << ": " << in->type().str();
+    }
+    os_ << ") -> ";
+    const auto &outs = g_.outputs();
+    if (outs.size() == 1) {
+      os_ << typeStr(outs[0]);
+    } else {
+      os_ << "(";
+      for (size_t i = 0; i < outs.size(); ++i) os_ << (i ? ", " : "") << typeStr(outs[i]);
+      os_ << ")";
+    }
+    os_ << " {\n";
+    for (const auto &op : g_.ops()) printOp(*op);
+    os_ << "  return";
+    for (size_t i = 0; i < outs.size(); ++i) os_ << (i ? ", " : " ") << ref(outs[i]);
+    os_ << "\n}\n";
+  }
+
+private:
+  static std::string typeStr(const Value *v) { return v ? v->type().str() : "<null>"; }
+
+  // The text that refers to `v` inside this graph.
+  std::string ref(const Value *v) const {
+    if (!v) return "%<null>";
+    switch (v->kind()) {
+    case Value::Kind::Input: return "%" + v->name();
+    case Value::Kind::Param: return "@" + (v->param() ? v->param()->name : v->name());
+    case Value::Kind::Result: {
+      auto it = numbers_.find(v);
+      if (it == numbers_.end()) return "%<undefined>";
+      return "%" + std::to_string(it->second);
+    }
+    }
+    return "%<invalid>";
+  }
+
+  void printOp(const Op &op) {
+    os_ << "  ";
+    const auto &results = op.results();
+    for (size_t i = 0; i < results.size(); ++i) {
+      numbers_[results[i]] = next_++;
+      os_ << (i ? ", " : "") << ref(results[i]);
+    }
+    if (!results.empty()) os_ << " = ";
+    os_ << op.name();
+    for (size_t i = 0; i < op.operands().size(); ++i)
+      os_ << (i ? ", " : " ") << ref(op.operands()[i]);
+    printAttrs(op);
+    for (size_t i = 0; i < results.size(); ++i) os_ << (i ? ", " : " : ") << typeStr(results[i]);
+    if (op.loc().known()) os_ << " " << locationStr(op.loc());
+    os_ << "\n";
+  }
+
+  // Declared attributes in declaration order unless equal to their default,
+  // then undeclared ones (which the verifier rejects) in map order.
+  void printAttrs(const Op &op) {
+    std::vector<std::string> parts;
+    const OpDef &def = op.def();
+    for (const AttrSpec &spec : def.attrs) {
+      const AttrValue *v = op.attrs().find(spec.name);
+      if (!v || (spec.defaultValue && *spec.defaultValue == *v)) continue;
+      parts.push_back(spec.name + "=" + attrValueStr(*v));
+    }
+    for (const auto &[name, v] : op.attrs().entries())
+      if (!def.findAttr(name)) parts.push_back(name + "=" + attrValueStr(v));
+    if (parts.empty()) return;
+    os_ << " {";
+    for (size_t i = 0; i < parts.size(); ++i) os_ << (i ? ", " : "") << parts[i];
+    os_ << "}";
+  }
+
+  const Graph &g_;
+  std::ostream &os_;
+  std::map<const Value *, unsigned> numbers_;
+  unsigned next_ = 0;
+};
+
+} // namespace
+
+std::string locationStr(const Location &l) {
+  if (!l.known()) return "";
+  if (l.locs.size() == 1) return "loc(" + sourceLocStr(l.locs[0]) + ")";
+  std::string s = "loc([";
+  for (size_t i = 0; i < l.locs.size(); ++i) s += (i ? ", " : "") + sourceLocStr(l.locs[i]);
+  return s + "])";
+}
+
+void printModule(const Module &m, std::ostream &os) {
+  for (const auto &p : m.params()) {
+    os << (p->trainable ? "param @" : "buffer @") << p->name << " : " << p->type.str()
+       << " init=" << (isBareName(p->init) ? p->init : quoted(p->init));
+    if (p->loc.known()) os << " " << locationStr(p->loc);
+    os << "\n";
+  }
+  bool first = m.params().empty();
+  for (const auto &g : m.graphs()) {
+    if (!first) os << "\n";
+    first = false;
+    GraphPrinter(*g, os).print();
+  }
+}
+
+std::string printModule(const Module &m) {
+  std::ostringstream os;
+  printModule(m, os);
+  return os.str();
+}
+
+} // namespace dtnn::ir

@@ -1,0 +1,64 @@
+#include "ir/Types.h"
+
+namespace dtnn::ir {
+
+namespace {
+struct DTypeInfo {
+  DType type;
+  const char *name;
+  unsigned size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::F32, "f32", 4}, {DType::F64, "f64", 8}, {DType::I32, "i32", 4},
+    {DType::I64, "i64", 8}, {DType::U8, "u8", 1},   {DType::Bool, "bool", 1},
+};
+} // namespace
+
+std::string_view dtypeName(DType t) {
+  for (const auto &i : kDTypes)
+    if (i.type == t) return i.name;
+  return "?";
+}
+
+std::optional<DType> parseDType(std::string_view name) {
+  for (const auto &i : kDTypes)
+    if (name == i.name) return i.type;
+  return std::nullopt;
+}
+
+unsigned dtypeSize(DType t) {
+  for (const auto &i : kDTypes)
+    if (i.type == t) return i.size;
+  return 0;
+}
+
+bool TensorType::isStatic() const {
+  for (int64_t d : dims)
+    if (d == kDynamic) return false;
+  return true;
+}
+
+int64_t TensorType::staticElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (d != kDynamic) n *= d;
+  return n;
+}
+
+std::optional<int64_t> TensorType::numElements() const {
+  if (!isStatic()) return std::nullopt;
+  return staticElements();
+}
+
+std::string dimsStr(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ',';
+    s += dims[i] == kDynamic ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+std::string TensorType::str() const { return std::string(dtypeName(dtype)) + dimsStr(dims); }
+
+} // namespace dtnn::ir

@@ -1,0 +1,44 @@
+// Element types and tensor types. A tensor dimension is either a static size
+// or kDynamic (printed `?`), which stands for the symbolic batch dimension.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtnn::ir {
+
+enum class DType : uint8_t { F32, F64, I32, I64, U8, Bool };
+
+std::string_view dtypeName(DType t);
+std::optional<DType> parseDType(std::string_view name);
+// Size in bytes of one element.
+unsigned dtypeSize(DType t);
+
+constexpr int64_t kDynamic = -1;
+
+struct TensorType {
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+
+  TensorType() = default;
+  TensorType(DType t, std::vector<int64_t> d) : dtype(t), dims(std::move(d)) {}
+
+  size_t rank() const { return dims.size(); }
+  bool isStatic() const;
+  // Product of the static dimensions (dynamic ones are skipped).
+  int64_t staticElements() const;
+  // Number of elements, or nullopt when a dimension is dynamic.
+  std::optional<int64_t> numElements() const;
+  bool operator==(const TensorType &o) const { return dtype == o.dtype && dims == o.dims; }
+  bool operator!=(const TensorType &o) const { return !(*this == o); }
+  // Text form, e.g. `f32[?,3,32,32]`.
+  std::string str() const;
+};
+
+// Text form of a dimension list, e.g. `[?,3,32,32]`.
+std::string dimsStr(const std::vector<int64_t> &dims);
+
+} // namespace dtnn::ir

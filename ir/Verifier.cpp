@@ -1,0 +1,196 @@
+// The module verifier. Algorithm: check parameter and graph names for
+// uniqueness, then walk each graph's ops in order, keeping the set of values
+// defined so far (the graph's inputs, the module's parameters, and the
+// results of earlier ops). Each op is checked against its op table entry;
+// when its operands and attributes are sound the shape rule is run and its
+// result types are compared with the op's. Problems are collected, never
+// fatal, and no check relies on pointer order for its output order.
+#include "ir/Verifier.h"
+
+#include <climits>
+#include <map>
+#include <set>
+
+namespace dtnn::ir {
+
+namespace {
+
+SourceLoc firstLoc(const Location &l) { return l.known() ? l.locs[0] : SourceLoc{}; }
+
+std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '.'))) return false;
+  }
+  return true;
+}
+
+class Verifier {
+public:
+  explicit Verifier(const Module &m) : m_(m) {}
+
+  std::vector<Diagnostic> run() {
+    checkParams();
+    std::map<std::string, const Graph *> seen;
+    for (const auto &g : m_.graphs()) {
+      if (!seen.emplace(g->name(), g.get()).second) add({}, "duplicate graph name @" + g->name());
+      checkGraph(*g);
+    }
+    return std::move(diags_);
+  }
+
+private:
+  Diagnostic &add(SourceLoc loc, std::string message) {
+    diags_.push_back({Severity::Error, std::move(loc), std::move(message), {}});
+    return diags_.back();
+  }
+
+  void checkParams() {
+    std::map<std::string, const Param *> seen;
+    for (const auto &p : m_.params()) {
+      SourceLoc loc = firstLoc(p->loc);
+      if (!isIdentifier(p->name)) add(loc, "invalid parameter name '@" + p->name + "'");
+      if (auto [it, inserted] = seen.emplace(p->name, p.get()); !inserted) {
+        Diagnostic &d = add(loc, "duplicate parameter @" + p->name);
+        if (it->second->loc.known()) d.note(firstLoc(it->second->loc), "first declared here");
+      }
+      if (!p->value || p->value->kind() != Value::Kind::Param || p->value->param() != p.get())
+        add(loc, "parameter @" + p->name + " has no value");
+      else if (p->value->type() != p->type)
+        add(loc, "parameter @" + p->name + " is declared " + p->type.str() +
+                     " but its value has type " + p->value->type().str());
+      else
+        paramValues_.insert(p->value);
+    }
+  }
+
+  // Describes why `v` may not be used at this point in graph `g`, or "" if it may.
+  std::string useProblem(const Value *v, const Graph &g) const {
+    if (!v) return "is null";
+    if (defined_.count(v)) return "";
+    switch (v->kind()) {
+    case Value::Kind::Param:
+      return "is parameter @" + (v->param() ? v->param()->name : v->name()) +
+             ", which is not in this module";
+    case Value::Kind::Input: return "is input %" + v->name() + " of another graph";
+    case Value::Kind::Result:
+      if (v->definingOp() && g.indexOf(v->definingOp()) < g.ops().size())
+        return "is used before its definition by '" + v->definingOp()->name() + "'";
+      return "is not defined in this graph";
+    }
+    return "is invalid";
+  }
+
+  void checkGraph(const Graph &g) {
+    defined_ = paramValues_;
+    std::set<std::string> inputNames;
+    for (const Value *in : g.inputs()) {
+      if (!isIdentifier(in->name()))
+        add({}, "graph @" + g.name() + " has an invalid input name '%" + in->name() + "'");
+      else if (!inputNames.insert(in->name()).second)
+        add({}, "graph @" + g.name() + " has two inputs named %" + in->name());
+      defined_.insert(in);
+    }
+    for (const auto &op : g.ops()) {
+      checkOp(*op, g);
+      for (const Value *r : op->results()) defined_.insert(r);
+    }
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      std::string problem = useProblem(g.outputs()[i], g);
+      if (!problem.empty())
+        add({}, "output " + std::to_string(i) + " of graph @" + g.name() + " " + problem);
+    }
+  }
+
+  void checkOp(const Op &op, const Graph &g) {
+    const OpDef &def = op.def();
+    SourceLoc loc = firstLoc(op.loc());
+    std::string where = " (in graph @" + g.name() + ")";
+    std::string what = "'" + def.name + "'";
+    bool sound = true;
+
+    size_t n = op.operands().size();
+    if (n < def.minOperands() || n > def.maxOperands()) {
+      std::string expected =
+          def.minOperands() == def.maxOperands() ? std::to_string(def.minOperands())
+          : def.maxOperands() == UINT_MAX
+              ? std::to_string(def.minOperands()) + " or more"
+              : std::to_string(def.minOperands()) + " to " + std::to_string(def.maxOperands());
+      add(loc, what + " takes " + expected + (expected == "1" ? " operand" : " operands") +
+                   ", got " + std::to_string(n) + where);
+      sound = false;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      std::string problem = useProblem(op.operands()[i], g);
+      if (problem.empty()) continue;
+      add(loc, "operand " + std::to_string(i) + " of " + what + " " + problem + where);
+      sound = false;
+    }
+
+    for (const auto &[name, value] : op.attrs().entries())
+      if (!def.findAttr(name)) add(loc, what + " has no attribute '" + name + "'" + where);
+    for (const AttrSpec &spec : def.attrs) {
+      const AttrValue *v = op.attrs().find(spec.name);
+      if (!v) {
+        add(loc, what + " is missing attribute '" + spec.name + "'" + where);
+        sound = false;
+      } else if (attrKindOf(*v) != spec.kind) {
+        add(loc, "attribute '" + spec.name + "' of " + what + " must be " +
+                     attrKindName(spec.kind) + ", got " + attrKindName(attrKindOf(*v)) + where);
+        sound = false;
+      }
+    }
+
+    if (op.results().size() != def.numResults) {
+      add(loc, what + " must have " + plural(def.numResults, "result") + ", has " +
+                   std::to_string(op.results().size()) + where);
+      sound = false;
+    }
+    if (!sound || !def.inferShape) return;
+
+    std::vector<TensorType> operandTypes;
+    for (const Value *v : op.operands()) operandTypes.push_back(v->type());
+    InferCtx ctx{operandTypes, op.attrs(), {}, {}, {}};
+    if (!inferResultTypes(def, ctx)) {
+      Diagnostic &d = add(loc, ctx.error + where);
+      for (int i : ctx.blame)
+        if (i >= 0 && static_cast<size_t>(i) < n) blameNote(d, op.operand(i), i);
+      return;
+    }
+    for (size_t i = 0; i < def.numResults && i < ctx.results.size(); ++i) {
+      const TensorType &have = op.result(static_cast<unsigned>(i))->type();
+      if (have == ctx.results[i]) continue;
+      std::string which = def.numResults == 1 ? "result" : "result " + std::to_string(i);
+      add(loc, which + " type " + have.str() + " of " + what + " does not match the inferred " +
+                   ctx.results[i].str() + where);
+    }
+  }
+
+  // Adds a note pointing at where operand `index` was defined, when known.
+  static void blameNote(Diagnostic &d, const Value *v, int index) {
+    std::string text = "operand " + std::to_string(index) + " has type " + v->type().str();
+    if (v->kind() == Value::Kind::Result && v->definingOp() && v->definingOp()->loc().known())
+      d.note(firstLoc(v->definingOp()->loc()), text + ", produced here");
+    else if (v->kind() == Value::Kind::Param && v->param() && v->param()->loc.known())
+      d.note(firstLoc(v->param()->loc), text + ", declared here");
+  }
+
+  const Module &m_;
+  std::vector<Diagnostic> diags_;
+  std::set<const Value *> paramValues_;
+  // Values usable at the current point of the current graph (membership
+  // tests only; never iterated).
+  std::set<const Value *> defined_;
+};
+
+} // namespace
+
+std::vector<Diagnostic> verifyModule(const Module &m) { return Verifier(m).run(); }
+
+} // namespace dtnn::ir

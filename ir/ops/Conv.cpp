@@ -1,0 +1,130 @@
+// Convolution: conv2d, with stride, padding, dilation and groups (depthwise
+// when groups equals the input channels).
+#include "ir/OpTable.h"
+#include "ir/ops/ShapeUtil.h"
+
+namespace dtnn::ir {
+
+namespace {
+
+// Operands: x [N,C,H,W], weight [K, C/groups, KH, KW], optional bias [K].
+bool inferConv2d(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  const TensorType &w = ctx.operands[1];
+  if (x.rank() != 4)
+    return ctx.fail("conv2d expects a 4-d input [N,C,H,W], got " + x.str(), {0});
+  if (w.rank() != 4) return ctx.fail("conv2d weight must be 4-d, got " + w.str(), {1});
+  auto stride = expandInts(ctx.attrs.getInts("stride"), 2);
+  auto pad = expandPad(ctx.attrs.getInts("pad"));
+  auto dil = expandInts(ctx.attrs.getInts("dilation"), 2);
+  int64_t groups = ctx.attrs.getInt("groups");
+  if (!stride || (*stride)[0] < 1 || (*stride)[1] < 1)
+    return ctx.fail("conv2d stride must be 1 or 2 positive integers");
+  if (!pad || (*pad)[0] < 0 || (*pad)[1] < 0 || (*pad)[2] < 0 || (*pad)[3] < 0)
+    return ctx.fail("conv2d pad must be 1, 2 or 4 non-negative integers");
+  if (!dil || (*dil)[0] < 1 || (*dil)[1] < 1)
+    return ctx.fail("conv2d dilation must be 1 or 2 positive integers");
+  if (groups < 1) return ctx.fail("conv2d groups must be positive");
+  int64_t c = x.dims[1], k = w.dims[0];
+  if (c != kDynamic && c % groups != 0)
+    return ctx.fail("conv2d input channels (" + std::to_string(c) +
+                        ") are not divisible by groups (" + std::to_string(groups) + ")",
+                    {0});
+  if (k % groups != 0)
+    return ctx.fail("conv2d output channels (" + std::to_string(k) +
+                    ") are not divisible by groups (" + std::to_string(groups) + ")");
+  if (c != kDynamic && w.dims[1] * groups != c)
+    return ctx.fail("conv2d weight " + w.str() + " does not match input channels " +
+                        std::to_string(c) + " with groups=" + std::to_string(groups),
+                    {0, 1});
+  if (ctx.operands.size() > 2) {
+    const TensorType &b = ctx.operands[2];
+    if (b.rank() != 1 || b.dims[0] != k)
+      return ctx.fail("conv2d bias must be [" + std::to_string(k) + "], got " + b.str(), {2});
+  }
+  int64_t oh = windowOutDim(x.dims[2], w.dims[2], (*stride)[0], (*pad)[0], (*pad)[2], (*dil)[0],
+                            false);
+  int64_t ow = windowOutDim(x.dims[3], w.dims[3], (*stride)[1], (*pad)[1], (*pad)[3], (*dil)[1],
+                            false);
+  if ((oh != kDynamic && oh < 1) || (ow != kDynamic && ow < 1))
+    return ctx.fail("conv2d kernel " + std::to_string(w.dims[2]) + "x" +
+                        std::to_string(w.dims[3]) + " does not fit the padded input " + x.str(),
+                    {0});
+  ctx.results = {TensorType(x.dtype, {x.dims[0], k, oh, ow})};
+  return true;
+}
+
+// Each output element takes C/groups * KH * KW multiply-accumulates.
+int64_t conv2dMacs(const std::vector<TensorType> &in, const std::vector<TensorType> &out,
+                   const AttrMap &) {
+  const TensorType &w = in[1], &y = out[0];
+  return y.dims[1] * y.dims[2] * y.dims[3] * w.dims[1] * w.dims[2] * w.dims[3];
+}
+
+// conv2d(channels, kernel, stride=1, pad=0, dilation=1, groups=1, bias=true)
+bool buildConv2d(LayerCtx &ctx) {
+  const TensorType &x = ctx.inputs[0];
+  if (x.rank() != 4)
+    return ctx.fail("conv2d expects a 4-d input [N,C,H,W], got " + x.str());
+  int64_t k = ctx.args.getInt("channels");
+  int64_t groups = ctx.args.getInt("groups");
+  auto kernel = expandInts(ctx.args.getInts("kernel"), 2);
+  if (k < 1) return ctx.fail("conv2d channels must be positive", "channels");
+  if (!kernel || (*kernel)[0] < 1 || (*kernel)[1] < 1)
+    return ctx.fail("conv2d kernel must be 1 or 2 positive integers", "kernel");
+  if (groups < 1) return ctx.fail("conv2d groups must be positive", "groups");
+  auto pad = expandPad(ctx.args.getInts("pad"));
+  if (!pad) return ctx.fail("conv2d pad must have 1, 2 or 4 entries", "pad");
+  auto stride = expandInts(ctx.args.getInts("stride"), 2);
+  if (!stride) return ctx.fail("conv2d stride must have 1 or 2 entries", "stride");
+  auto dil = expandInts(ctx.args.getInts("dilation"), 2);
+  if (!dil) return ctx.fail("conv2d dilation must have 1 or 2 entries", "dilation");
+  int64_t c = x.dims[1];
+  if (c == kDynamic) return ctx.fail("conv2d needs a static channel dimension, got " + x.str());
+  if (c % groups != 0)
+    return ctx.fail("conv2d input channels (" + std::to_string(c) +
+                        ") are not divisible by groups (" + std::to_string(groups) + ")",
+                    "groups");
+  if (k % groups != 0)
+    return ctx.fail("conv2d channels (" + std::to_string(k) + ") are not divisible by groups (" +
+                        std::to_string(groups) + ")",
+                    "groups");
+  ctx.attrs.set("stride", *stride);
+  ctx.attrs.set("pad", *pad);
+  ctx.attrs.set("dilation", *dil);
+  ctx.attrs.set("groups", groups);
+  ctx.params.push_back({"weight", TensorType(x.dtype, {k, c / groups, (*kernel)[0], (*kernel)[1]}),
+                        ctx.args.getString("init"), true});
+  if (ctx.args.getBool("bias"))
+    ctx.params.push_back({"bias", TensorType(x.dtype, {k}), "zeros", true});
+  return true;
+}
+
+} // namespace
+
+void registerConvOps(OpTable &t) {
+  t.add({
+      .name = "conv2d",
+      .summary = "2-d convolution over [N,C,H,W] with an [K,C/groups,KH,KW] weight.",
+      .operands = {{"x"}, {"weight"}, {"bias", OperandSpec::Optional}},
+      .attrs = {{"stride", AttrKind::Ints, AttrValue(std::vector<int64_t>{1, 1})},
+                {"pad", AttrKind::Ints, AttrValue(std::vector<int64_t>{0, 0, 0, 0})},
+                {"dilation", AttrKind::Ints, AttrValue(std::vector<int64_t>{1, 1})},
+                {"groups", AttrKind::Int, AttrValue(int64_t{1})}},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferConv2d,
+      .macs = conv2dMacs,
+      .layer = LayerSpec{1,
+                         {{"channels", AttrKind::Int, std::nullopt},
+                          {"kernel", AttrKind::Ints, std::nullopt},
+                          {"stride", AttrKind::Ints, AttrValue(std::vector<int64_t>{1})},
+                          {"pad", AttrKind::Ints, AttrValue(std::vector<int64_t>{0})},
+                          {"dilation", AttrKind::Ints, AttrValue(std::vector<int64_t>{1})},
+                          {"groups", AttrKind::Int, AttrValue(int64_t{1})},
+                          {"bias", AttrKind::Bool, AttrValue(true)},
+                          {"init", AttrKind::String, AttrValue(std::string("he_uniform"))}},
+                         buildConv2d},
+  });
+}
+
+} // namespace dtnn::ir

@@ -1,0 +1,69 @@
+#include "ir/ops/ShapeUtil.h"
+
+namespace dtnn::ir {
+
+std::optional<std::vector<int64_t>> expandInts(const std::vector<int64_t> &v, size_t n) {
+  if (v.size() == n) return v;
+  if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> expandPad(const std::vector<int64_t> &v) {
+  if (v.size() == 1) return std::vector<int64_t>{v[0], v[0], v[0], v[0]};
+  if (v.size() == 2) return std::vector<int64_t>{v[0], v[1], v[0], v[1]};
+  if (v.size() == 4) return v;
+  return std::nullopt;
+}
+
+int64_t windowOutDim(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin, int64_t padEnd,
+                     int64_t dilation, bool ceilMode) {
+  if (in == kDynamic) return kDynamic;
+  // Attribute values from IR text can be huge; a sum that overflows cannot fit.
+  int64_t span, room;
+  if (__builtin_mul_overflow(dilation, kernel - 1, &span) ||
+      __builtin_add_overflow(span, 1, &span) || __builtin_add_overflow(in, padBegin, &room) ||
+      __builtin_add_overflow(room, padEnd, &room) || __builtin_sub_overflow(room, span, &room))
+    return 0;
+  if (room < 0) return 0;
+  int64_t out = room / stride + (ceilMode && room % stride != 0) + 1;
+  // With ceil mode the last window must start inside the input or left padding.
+  int64_t lastStart;
+  if (ceilMode &&
+      (__builtin_mul_overflow(out - 1, stride, &lastStart) || lastStart >= in + padBegin))
+    --out;
+  return out;
+}
+
+std::optional<std::vector<int64_t>> broadcastDims(const std::vector<int64_t> &a,
+                                                  const std::vector<int64_t> &b) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da == db || db == 1)
+      out[i] = da;
+    else if (da == 1)
+      out[i] = db;
+    else
+      return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return axis < 0 ? axis + r : axis;
+}
+
+bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64; }
+
+bool sameAsFirstOperand(InferCtx &ctx) {
+  ctx.results = {ctx.operands[0]};
+  return true;
+}
+
+std::string typeStr(const TensorType &t) { return t.str(); }
+
+} // namespace dtnn::ir

@@ -1,0 +1,42 @@
+// Helpers shared by the shape rules and layer builders of the op table.
+#pragma once
+
+#include "ir/OpDef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dtnn::ir {
+
+// Expands an int list given with 1 entry (or `n` entries) to `n` entries;
+// nullopt when the length is neither 1 nor n.
+std::optional<std::vector<int64_t>> expandInts(const std::vector<int64_t> &v, size_t n);
+
+// Expands a padding list of 1 (all sides), 2 (height, width) or 4
+// (top, left, bottom, right) entries to the 4-entry form.
+std::optional<std::vector<int64_t>> expandPad(const std::vector<int64_t> &v);
+
+// Output size of a sliding window along one axis; kDynamic stays dynamic.
+// Returns a value < 1 (as-is) when the window does not fit, and 0 when the
+// arithmetic would overflow.
+int64_t windowOutDim(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin, int64_t padEnd,
+                     int64_t dilation, bool ceilMode);
+
+// Numpy-style broadcast of two dimension lists; nullopt if incompatible.
+std::optional<std::vector<int64_t>> broadcastDims(const std::vector<int64_t> &a,
+                                                  const std::vector<int64_t> &b);
+
+// Normalizes a possibly negative axis for a tensor of rank `rank`; nullopt if out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank);
+
+// True for the floating-point element types (f32, f64).
+bool isFloatType(DType t);
+
+// Shape rule of ops whose single result has the type of operand 0.
+bool sameAsFirstOperand(InferCtx &ctx);
+
+// `name` for a dimension list in messages, e.g. "f32[?,3,32,32]".
+std::string typeStr(const TensorType &t);
+
+} // namespace dtnn::ir

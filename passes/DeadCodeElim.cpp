@@ -1,0 +1,53 @@
+// dce: removes ops whose results are never used.
+//
+// Algorithm: count the uses of every value (operands of ops and graph
+// outputs), then walk each graph's ops backwards. An op without side effects
+// (OpDef::hasSideEffects) none of whose results is used is dead; marking it
+// dead releases one use of each of its operands, so a whole chain that only
+// fed dead ops dies in the same walk. Dead ops are then erased together.
+// Module parameters are kept even when no graph reads them: they are
+// checkpoint state.
+#include "passes/PassRegistry.h"
+#include "passes/PassUtil.h"
+
+#include <set>
+
+namespace dtnn::passes {
+
+namespace {
+
+class DeadCodeElimPass final : public Pass {
+public:
+  std::string_view name() const override { return "dce"; }
+  std::string_view description() const override {
+    return "Removes ops without side effects whose results are unused.";
+  }
+
+  Expected<bool> run(ir::Module &m) override {
+    bool changed = false;
+    for (const auto &g : m.graphs()) changed |= runOnGraph(*g);
+    return changed;
+  }
+
+private:
+  static bool runOnGraph(ir::Graph &g) {
+    UseCounts uses = g.useCounts();
+    std::set<const ir::Op *> dead;
+    const auto &ops = g.ops();
+    for (size_t i = ops.size(); i-- > 0;) {
+      const ir::Op &op = *ops[i];
+      if (op.def().hasSideEffects || !resultsUnused(op, uses)) continue;
+      dead.insert(&op);
+      for (const ir::Value *v : op.operands()) --uses[v];
+    }
+    if (dead.empty()) return false;
+    g.eraseOpsIf([&](const ir::Op &op) { return dead.count(&op) != 0; });
+    return true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createDeadCodeElimPass() { return std::make_unique<DeadCodeElimPass>(); }
+
+} // namespace dtnn::passes

@@ -1,0 +1,25 @@
+// The interface every pass implements: a kebab-case name, a one-sentence
+// description, and a run over a whole module that reports whether it changed
+// anything or why it failed.
+#pragma once
+
+#include "ir/Error.h"
+#include "ir/IR.h"
+
+#include <string_view>
+
+namespace dtnn::passes {
+
+// A transformation or analysis over a module.
+class Pass {
+public:
+  virtual ~Pass();
+  // The kebab-case name used in pipelines and on the command line.
+  virtual std::string_view name() const = 0;
+  // One sentence saying what the pass does.
+  virtual std::string_view description() const = 0;
+  // Runs the pass; returns true if the module changed, or an error.
+  virtual Expected<bool> run(ir::Module &m) = 0;
+};
+
+} // namespace dtnn::passes

@@ -1,0 +1,131 @@
+// The pass manager: pipeline parsing, running, and the hooks around each pass.
+#include "passes/PassManager.h"
+
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "passes/PassRegistry.h"
+#include "passes/Pipelines.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+namespace dtnn::passes {
+
+namespace {
+
+// `s` without leading and trailing blanks.
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Pass names and pipeline names: everything a pipeline list may mention.
+std::vector<std::string> knownNames(bool withPipelines) {
+  std::vector<std::string> names = passNames();
+  if (withPipelines)
+    for (const Pipeline &p : builtinPipelines()) names.push_back(p.name);
+  return names;
+}
+
+// The error for an unknown name, with a suggestion when one is close.
+Error unknownPass(const std::string &name, bool withPipelines, const std::string &context) {
+  std::string msg = "unknown pass '" + name + "'" + context;
+  std::string guess = closestMatch(name, knownNames(withPipelines));
+  if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+  return Error::make(msg);
+}
+
+} // namespace
+
+PassManager::PassManager(PassManagerOptions o) : opts_(std::move(o)) {}
+
+Error PassManager::parsePipeline(std::string_view commaList) {
+  std::vector<std::unique_ptr<Pass>> parsed;
+  while (true) {
+    size_t comma = commaList.find(',');
+    std::string name(trim(commaList.substr(0, comma)));
+    if (!name.empty()) {
+      if (std::unique_ptr<Pass> p = createPass(name)) {
+        parsed.push_back(std::move(p));
+      } else if (const Pipeline *pl = findPipeline(name)) {
+        for (const std::string &n : pl->passes) {
+          std::unique_ptr<Pass> q = createPass(n);
+          if (!q) return Error::make("pipeline '" + pl->name + "' names unknown pass '" + n + "'");
+          parsed.push_back(std::move(q));
+        }
+      } else {
+        return unknownPass(name, true, "");
+      }
+    }
+    if (comma == std::string_view::npos) break;
+    commaList.remove_prefix(comma + 1);
+  }
+  for (auto &p : parsed) passes_.push_back(std::move(p));
+  return Error::success();
+}
+
+void PassManager::add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
+
+std::string PassManager::pipelineStr() const {
+  std::string s;
+  for (size_t i = 0; i < passes_.size(); ++i)
+    s += (i ? "," : "") + std::string(passes_[i]->name());
+  return s;
+}
+
+Error PassManager::checkPrintIrAfter() const {
+  for (const std::string &n : opts_.printIrAfter)
+    if (!createPass(n)) return unknownPass(n, false, " in --print-ir-after");
+  return Error::success();
+}
+
+Error PassManager::run(ir::Module &m) {
+  if (Error e = checkPrintIrAfter()) return e;
+  std::ostream &irOut = opts_.irOut ? *opts_.irOut : std::cout;
+  std::vector<double> ms;
+  for (const auto &pass : passes_) {
+    std::string name(pass->name());
+    auto start = std::chrono::steady_clock::now();
+    Expected<bool> changed = pass->run(m);
+    auto end = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    if (!changed) return Error::make("pass '" + name + "' failed: " + changed.error().message());
+
+    const auto &after = opts_.printIrAfter;
+    if (opts_.printIrAfterAll || std::find(after.begin(), after.end(), name) != after.end()) {
+      irOut << "// -----// IR Dump After " << name << " //----- //\n";
+      ir::printModule(m, irOut);
+    }
+    if (opts_.verifyEach) {
+      std::vector<Diagnostic> diags = ir::verifyModule(m);
+      if (!diags.empty())
+        return Error::make("IR invalid after pass '" + name + "': " + diags.front().message);
+    }
+  }
+  if (opts_.timePasses) printTiming(ms);
+  return Error::success();
+}
+
+void PassManager::printTiming(const std::vector<double> &ms) const {
+  std::ostream &os = opts_.timingOut ? *opts_.timingOut : std::cerr;
+  size_t width = 5; // "Total"
+  for (const auto &p : passes_) width = std::max(width, p->name().size());
+  double total = 0;
+  for (double t : ms) total += t;
+
+  auto row = [&](std::string_view name, double t, double pct) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%12.3f %7.1f%%", t, pct);
+    os << "  " << name << std::string(width - name.size(), ' ') << buf << "\n";
+  };
+  os << "===-- Pass execution timing report --===\n";
+  os << "  Pass" << std::string(width - 4, ' ') << "   Wall (ms)  % total\n";
+  for (size_t i = 0; i < passes_.size(); ++i)
+    row(passes_[i]->name(), ms[i], total > 0 ? 100.0 * ms[i] / total : 0.0);
+  row("Total", total, 100.0);
+}
+
+} // namespace dtnn::passes

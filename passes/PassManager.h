@@ -1,0 +1,50 @@
+// Runs an ordered list of passes over a module, with the debugging hooks of
+// the command line: verification after each pass, IR dumps, and timing.
+#pragma once
+
+#include "ir/Error.h"
+#include "passes/Pass.h"
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtnn::passes {
+
+// What the pass manager does around each pass.
+struct PassManagerOptions {
+  bool verifyEach = false;               // Run the verifier after every pass.
+  bool printIrAfterAll = false;          // Dump the module after every pass.
+  std::vector<std::string> printIrAfter; // Dump the module after these passes.
+  bool timePasses = false;               // Print a timing table at the end.
+  std::ostream *irOut = nullptr;         // Where IR dumps go; null means std::cout.
+  std::ostream *timingOut = nullptr;     // Where the timing table goes; null means std::cerr.
+};
+
+// An ordered pipeline of passes.
+class PassManager {
+public:
+  explicit PassManager(PassManagerOptions o);
+
+  // Appends the passes of a comma-separated list of pass or pipeline names.
+  Error parsePipeline(std::string_view commaList);
+  // Appends one pass.
+  void add(std::unique_ptr<Pass> p);
+  // The pass names of the pipeline, comma-separated.
+  std::string pipelineStr() const;
+  // Runs every pass in order; stops at the first failure.
+  Error run(ir::Module &m);
+
+private:
+  // Rejects --print-ir-after names that are not passes.
+  Error checkPrintIrAfter() const;
+  // Writes the --time-passes table; `ms` holds each pass's wall time.
+  void printTiming(const std::vector<double> &ms) const;
+
+  PassManagerOptions opts_;
+  std::vector<std::unique_ptr<Pass>> passes_; // The pipeline, in run order.
+};
+
+} // namespace dtnn::passes

@@ -1,0 +1,32 @@
+// The built-in pipelines.
+#include "passes/Pipelines.h"
+
+namespace dtnn::passes {
+
+const std::vector<Pipeline> &builtinPipelines() {
+  static const std::vector<Pipeline> pipelines = {
+      {"inference", "Cleans up a forward graph for inference.",
+       {"shape-infer", "canonicalize", "cse", "dce"}},
+      {"default", "The pipeline `dtnnc compile` runs.",
+       {"shape-infer", "canonicalize", "cse", "dce"}},
+  };
+  return pipelines;
+}
+
+const Pipeline *findPipeline(const std::string &name) {
+  for (const Pipeline &p : builtinPipelines())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string printPipelines() {
+  std::string out;
+  for (const Pipeline &p : builtinPipelines()) {
+    out += p.name + ":";
+    for (size_t i = 0; i < p.passes.size(); ++i) out += (i ? "," : " ") + p.passes[i];
+    out += "\n";
+  }
+  return out;
+}
+
+} // namespace dtnn::passes

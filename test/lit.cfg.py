@@ -1,0 +1,47 @@
+# lit configuration of dtnn's FileCheck tests. The build writes lit.site.cfg.py, which sets the
+# paths used here and then loads this file.
+import os
+
+import lit.formats
+
+config.name = "dtnn"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".dtnn", ".dtir", ".test"]
+
+# Inputs folders hold files that tests read, never tests; unit and fuzz are run by ctest directly.
+config.excludes = [
+    "Inputs",
+    "fuzz",
+    "unit",
+    "CMakeLists.txt",
+    "lit.cfg.py",
+    "lit.site.cfg.py",
+]
+
+examples_dir = os.path.join(config.dtnn_src_root, "examples")
+lit_inputs_dir = os.path.join(config.test_source_root, "lit", "Inputs")
+
+# lit applies substitutions in order, so a name that is a prefix of another must come later.
+config.substitutions.append(("%dtnn_run", os.path.join(config.dtnn_tools_dir, "dtnn-run")))
+config.substitutions.append(("%dtnnc", os.path.join(config.dtnn_tools_dir, "dtnnc")))
+config.substitutions.append(
+    ("%expect_exit", config.python_executable + " " + os.path.join(lit_inputs_dir, "expect_exit.py"))
+)
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%examples", examples_dir))
+config.substitutions.append(("%lit_inputs", lit_inputs_dir))
+
+# A small, fixed environment so that results do not depend on the caller's locale or settings.
+config.environment["LC_ALL"] = "C"
+config.environment["LANG"] = "C"
+config.environment["TZ"] = "UTC"
+config.environment["PYTHONHASHSEED"] = "0"
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+
+# FileCheck, not and count come from LLVM; the build's own tools come first.
+config.environment["PATH"] = os.pathsep.join(
+    [config.dtnn_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+)
+
+if os.path.exists(os.path.join(config.dtnn_tools_dir, "dtnn-run")):
+    config.available_features.add("dtnn-run")

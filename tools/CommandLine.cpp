@@ -1,0 +1,80 @@
+#include "tools/CommandLine.h"
+
+#include "ir/Diagnostics.h"
+
+namespace dtnn::cli {
+
+std::string ParsedArgs::get(const std::string &name, const std::string &fallback) const {
+  auto it = values.find(name);
+  return it == values.end() || it->second.empty() ? fallback : it->second.back();
+}
+
+const std::vector<std::string> &ParsedArgs::all(const std::string &name) const {
+  static const std::vector<std::string> none;
+  auto it = values.find(name);
+  return it == values.end() ? none : it->second;
+}
+
+std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
+                                    const std::vector<OptionSpec> &specs, std::string &error) {
+  ParsedArgs out;
+  std::vector<std::string> names;
+  for (const auto &s : specs) names.push_back(s.name);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (a.size() < 2 || a[0] != '-') {
+      out.positional.push_back(a);
+      continue;
+    }
+    std::string body = a.substr(a[1] == '-' ? 2 : 1);
+    std::optional<std::string> inlineValue;
+    if (size_t eq = body.find('='); eq != std::string::npos) {
+      inlineValue = body.substr(eq + 1);
+      body = body.substr(0, eq);
+    }
+    const OptionSpec *spec = nullptr;
+    for (const auto &s : specs)
+      if (s.name == body) spec = &s;
+    if (!spec) {
+      std::string hint = closestMatch(body, names);
+      error = "unknown option '" + a + "'" +
+              (hint.empty() ? "" : "; did you mean '" + std::string(hint.size() == 1 ? "-" : "--") + hint + "'?");
+      return std::nullopt;
+    }
+    std::string value;
+    if (!spec->valueName.empty()) {
+      if (inlineValue) {
+        value = *inlineValue;
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        error = "option '" + a + "' needs a value (" + spec->valueName + ")";
+        return std::nullopt;
+      }
+    } else if (inlineValue) {
+      error = "option '--" + spec->name + "' takes no value";
+      return std::nullopt;
+    }
+    auto &slot = out.values[spec->name];
+    if (!slot.empty() && !spec->repeatable && !spec->valueName.empty() && slot.back() != value) {
+      error = "option '--" + spec->name + "' given twice";
+      return std::nullopt;
+    }
+    slot.push_back(value);
+  }
+  return out;
+}
+
+std::string optionsHelp(const std::vector<OptionSpec> &specs) {
+  std::string out = "Options:\n";
+  for (const auto &s : specs) {
+    std::string flag = (s.name.size() == 1 ? "  -" : "  --") + s.name;
+    if (!s.valueName.empty()) flag += (s.name.size() == 1 ? " " : "=") + s.valueName;
+    if (flag.size() < 28) flag += std::string(28 - flag.size(), ' ');
+    else flag += "  ";
+    out += flag + s.help + "\n";
+  }
+  return out;
+}
+
+} // namespace dtnn::cli

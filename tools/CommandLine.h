@@ -1,0 +1,36 @@
+// A small command-line parser shared by the drivers: `--flag`, `--opt=value`,
+// `--opt value`, `-o value`, and positional arguments, with generated help.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dtnn::cli {
+
+struct OptionSpec {
+  std::string name;      // "model" for --model, "o" for -o
+  std::string valueName; // empty for a flag without a value
+  std::string help;
+  bool repeatable = false;
+};
+
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> values;
+
+  bool has(const std::string &name) const { return values.count(name) != 0; }
+  // The last value given for `name`, or `fallback`.
+  std::string get(const std::string &name, const std::string &fallback = "") const;
+  const std::vector<std::string> &all(const std::string &name) const;
+};
+
+// Parses `args` against `specs`. On a usage error returns nullopt and sets `error`.
+std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
+                                    const std::vector<OptionSpec> &specs, std::string &error);
+
+// Help text listing each option with its value name and description.
+std::string optionsHelp(const std::vector<OptionSpec> &specs);
+
+} // namespace dtnn::cli

@@ -1,0 +1,207 @@
+// dtnnc: the compiler driver. It parses options and calls the libraries;
+// every stage it exposes (AST, IR, passes, summary) lives in a library.
+#include "frontend/Frontend.h"
+#include "ir/Printer.h"
+#include "ir/Summary.h"
+#include "ir/TextParser.h"
+#include "ir/Verifier.h"
+#include "passes/PassManager.h"
+#include "passes/Pipelines.h"
+#include "tools/CommandLine.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+using namespace dtnn;
+
+namespace {
+
+constexpr int kOk = 0, kInputError = 1, kUsageError = 2;
+
+const char *kUsage =
+    "usage: dtnnc <command> [options]\n"
+    "\n"
+    "Commands:\n"
+    "  compile FILE.dtnn   check a model and print it as AST or graph IR\n"
+    "  opt FILE.dtir       run passes over textual IR and print the result\n"
+    "  summary FILE.dtnn   print a per-layer table of a model\n"
+    "\n"
+    "Run 'dtnnc <command> --help' for the options of a command.\n";
+
+const std::vector<cli::OptionSpec> kPassOptions = {
+    {"passes", "LIST", "comma-separated passes or pipelines to run"},
+    {"print-ir-after-all", "", "print the IR after every pass"},
+    {"print-ir-after", "NAME", "print the IR after the named pass", true},
+    {"verify-each", "", "verify the IR after every pass"},
+    {"time-passes", "", "print the time each pass took (to stderr)"},
+};
+
+std::vector<cli::OptionSpec> withCommon(std::vector<cli::OptionSpec> specs) {
+  specs.push_back({"o", "FILE", "write the output to FILE instead of stdout"});
+  specs.push_back({"help", "", "show this help"});
+  return specs;
+}
+
+int usageError(const std::string &cmd, const std::string &msg) {
+  std::cerr << "dtnnc " << cmd << ": error: " << msg << "\n"
+            << "Run 'dtnnc " << cmd << " --help' for usage.\n";
+  return kUsageError;
+}
+
+// Writes `text` to the -o file or stdout.
+int emit(const cli::ParsedArgs &args, const std::string &text) {
+  std::string out = args.get("o");
+  if (out.empty() || out == "-") {
+    std::cout << text;
+    return kOk;
+  }
+  std::ofstream f(out, std::ios::binary);
+  if (!(f << text) || !f.flush()) {
+    std::cerr << "dtnnc: error: cannot write '" << out << "'\n";
+    return kInputError;
+  }
+  return kOk;
+}
+
+// Builds a pass manager from the pass options; returns false on a bad pipeline.
+bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, ir::Module &m,
+               std::ostream &irOut, std::string &error) {
+  passes::PassManagerOptions o;
+  o.verifyEach = args.has("verify-each");
+  o.printIrAfterAll = args.has("print-ir-after-all");
+  o.printIrAfter = args.all("print-ir-after");
+  o.timePasses = args.has("time-passes");
+  o.irOut = &irOut;
+  o.timingOut = &std::cerr;
+  passes::PassManager pm(o);
+  if (Error e = pm.parsePipeline(args.get("passes", defaultPipeline))) {
+    error = e.message();
+    return false;
+  }
+  if (Error e = pm.run(m)) {
+    std::cerr << "dtnnc: error: " << e.message() << "\n";
+    error.clear();
+    return false;
+  }
+  return true;
+}
+
+frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
+  frontend::CompileOptions o;
+  o.modelName = args.get("model");
+  o.importDirs = args.all("I");
+  o.importDirs.push_back(DTNN_STDLIB_DIR);
+  return o;
+}
+
+int cmdCompile(const std::vector<std::string> &argv) {
+  auto specs = withCommon(kPassOptions);
+  specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
+                               {"emit", "KIND", "what to print: ast or ir (default ir)"},
+                               {"I", "DIR", "also search DIR for imported files", true}});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("compile", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc compile FILE.dtnn [options]\n\n" << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (args->positional.size() != 1) return usageError("compile", "expected one input file");
+  std::string emitKind = args->get("emit", "ir");
+  if (emitKind != "ast" && emitKind != "ir")
+    return usageError("compile", "unknown --emit kind '" + emitKind + "' (expected ast or ir)");
+  SourceManager sm;
+  DiagnosticEngine diags(sm, std::cerr);
+  std::ostringstream out;
+  if (emitKind == "ast") {
+    if (!frontend::dumpAst(args->positional[0], compileOptions(*args), sm, diags, out))
+      return kInputError;
+    return emit(*args, out.str());
+  }
+  auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
+  if (!module) return kInputError;
+  if (!runPasses(*args, "default", *module, out, err))
+    return err.empty() ? kInputError : usageError("compile", err);
+  ir::printModule(*module, out);
+  return emit(*args, out.str());
+}
+
+int cmdOpt(const std::vector<std::string> &argv) {
+  auto specs = withCommon(kPassOptions);
+  specs.push_back({"print-pipeline", "", "print the built-in pipelines and exit"});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("opt", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc opt FILE.dtir --passes=LIST [options]\n\n" << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (args->has("print-pipeline")) {
+    std::cout << passes::printPipelines();
+    return kOk;
+  }
+  if (args->positional.size() != 1) return usageError("opt", "expected one input file");
+  const std::string &path = args->positional[0];
+  SourceManager sm;
+  DiagnosticEngine diags(sm, std::cerr);
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) {
+    diags.error({path, 0, 0}, "cannot read '" + path + "'");
+    return kInputError;
+  }
+  auto module = ir::parseModule(text.str(), path, sm, diags);
+  if (!module) return kInputError;
+  for (const Diagnostic &d : ir::verifyModule(*module)) diags.report(d);
+  if (diags.hasErrors()) return kInputError;
+  std::ostringstream out;
+  if (!runPasses(*args, "", *module, out, err))
+    return err.empty() ? kInputError : usageError("opt", err);
+  ir::printModule(*module, out);
+  return emit(*args, out.str());
+}
+
+int cmdSummary(const std::vector<std::string> &argv) {
+  auto specs = withCommon({{"model", "NAME", "the model to summarize (default: the file's only model)"},
+                           {"I", "DIR", "also search DIR for imported files", true}});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("summary", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc summary FILE.dtnn [options]\n\n" << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (args->positional.size() != 1) return usageError("summary", "expected one input file");
+  SourceManager sm;
+  DiagnosticEngine diags(sm, std::cerr);
+  auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
+  if (!module) return kInputError;
+  std::ostringstream out;
+  ir::printSummary(ir::summarize(*module, *module->graphs().front()), out);
+  return emit(*args, out.str());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return kUsageError;
+  }
+  std::string cmd = args.front();
+  args.erase(args.begin());
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return kOk;
+  }
+  if (cmd == "compile") return cmdCompile(args);
+  if (cmd == "opt") return cmdOpt(args);
+  if (cmd == "summary") return cmdSummary(args);
+  std::string hint = closestMatch(cmd, {"compile", "opt", "summary"});
+  std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
+            << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
+            << kUsage;
+  return kUsageError;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Fuzzes the front end with libFuzzer.
+#
+#   bash tools/fuzz.sh [SECONDS]     # default 60
+#
+# Fuzzing needs its own build directory (default build-fuzz, or DTNN_FUZZ_BUILD_DIR), configured
+# with clang and -DDTNN_BUILD_FUZZERS=ON, in which every target is compiled with
+# -fsanitize=address,undefined,fuzzer-no-link: the front end and the IR library are then
+# instrumented for coverage and memory errors, not only the fuzz entry point. The normal build
+# stays on g++ and only replays the corpus (ctest's fuzz-corpus-replay).
+#
+# The fuzzer works on a copy of test/fuzz/corpus in BUILD/fuzz-corpus and saves the new
+# interesting inputs it finds there; crashes go to BUILD/fuzz-artifacts. To add the new inputs
+# to the committed corpus, minimised:
+#   BUILD/bin/dtnn-fuzz-frontend -merge=1 -max_len=4096 test/fuzz/corpus BUILD/fuzz-corpus
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO_ROOT"
+SECONDS_TO_RUN="${1:-60}"
+BUILD_DIR="${DTNN_FUZZ_BUILD_DIR:-build-fuzz}"
+SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+
+bash tools/quickstart.sh deps
+
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+  CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPython3_EXECUTABLE=/usr/bin/python3 \
+    -DDTNN_BUILD_FUZZERS=ON \
+    -DCMAKE_CXX_FLAGS="$SANITIZE -fsanitize=fuzzer-no-link" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
+fi
+cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target dtnn-fuzz-frontend
+
+mkdir -p "$BUILD_DIR/fuzz-corpus" "$BUILD_DIR/fuzz-artifacts"
+cp -n test/fuzz/corpus/* "$BUILD_DIR/fuzz-corpus/"
+before="$(find "$BUILD_DIR/fuzz-corpus" -type f | wc -l)"
+
+"$BUILD_DIR/bin/dtnn-fuzz-frontend" \
+  -max_len=4096 \
+  -max_total_time="$SECONDS_TO_RUN" \
+  -timeout=10 \
+  -rss_limit_mb=4096 \
+  -print_final_stats=1 \
+  -artifact_prefix="$BUILD_DIR/fuzz-artifacts/" \
+  "$BUILD_DIR/fuzz-corpus"
+
+after="$(find "$BUILD_DIR/fuzz-corpus" -type f | wc -l)"
+echo "fuzz corpus: $before -> $after inputs in $BUILD_DIR/fuzz-corpus"

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine for dtnn, builds it, and runs either the main job or the test suite.
+#
+#   bash tools/quickstart.sh run    # install what is missing, build, run the main job
+#   bash tools/quickstart.sh test   # install what is missing, build, run ctest
+#   bash tools/quickstart.sh deps   # only install what is missing
+#   bash tools/quickstart.sh build  # install what is missing and build
+#
+# Environment:
+#   DTNN_BUILD_DIR    build directory (default: build, relative to the repository root)
+#   DTNN_CMAKE_ARGS   extra arguments for the first configure, e.g. "-DCMAKE_BUILD_TYPE=Debug"
+#
+# It needs root (or sudo) only when a package is missing. It never prompts, so it runs the same
+# with or without a terminal and under CI=true.
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO_ROOT"
+BUILD_DIR="${DTNN_BUILD_DIR:-build}"
+JOBS="$(nproc)"
+
+# Debian 12 packages the build, the tests and the main job need. The antlr4 package pulls a Java
+# runtime itself; ocl-icd-opencl-dev must be named because oneDNN's CMake package needs the
+# OpenCL headers and --no-install-recommends would leave them out. python3-psutil lets lit
+# enforce its per-test timeout.
+PACKAGES=(
+  build-essential cmake ninja-build git python3 python3-psutil
+  antlr4 libantlr4-runtime-dev
+  llvm-19-dev llvm-19-tools
+  libdnnl-dev ocl-icd-opencl-dev
+  libopenmpi-dev openmpi-bin
+  libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  dataset-fashion-mnist
+  clang libclang-rt-14-dev
+)
+
+log() { printf '==> %s\n' "$*"; }
+die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }
+
+# Prints the packages of PACKAGES that dpkg does not report as installed.
+missing_packages() {
+  local pkg status
+  for pkg in "${PACKAGES[@]}"; do
+    status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+    [[ "$status" == "install ok installed" ]] || printf '%s\n' "$pkg"
+  done
+}
+
+# Installs the missing packages; runs `apt-get update` once, and only if something is missing.
+ensure_packages() {
+  command -v dpkg-query >/dev/null || die "dpkg-query not found; this script expects Debian 12"
+  local missing
+  mapfile -t missing < <(missing_packages)
+  if ((${#missing[@]} == 0)); then
+    log "all ${#PACKAGES[@]} required packages are installed"
+    return
+  fi
+  log "installing: ${missing[*]}"
+  local sudo=()
+  if ((EUID != 0)); then
+    command -v sudo >/dev/null || die "missing packages and not root: ${missing[*]}"
+    sudo=(sudo -n)
+  fi
+  local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q)
+  "${apt[@]}" update
+  "${apt[@]}" install -y --no-install-recommends "${missing[@]}"
+}
+
+# Configures the build directory with Ninja the first time; later runs reuse its cache (and its
+# generator), so a developer's own configuration is kept.
+configure() {
+  if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+    log "reconfiguring $BUILD_DIR"
+    cmake -S . -B "$BUILD_DIR"
+  else
+    log "configuring $BUILD_DIR"
+    local extra=()
+    if [[ -n "${DTNN_CMAKE_ARGS:-}" ]]; then
+      read -r -a extra <<<"$DTNN_CMAKE_ARGS"
+    fi
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DPython3_EXECUTABLE=/usr/bin/python3 "${extra[@]}"
+  fi
+}
+
+build() {
+  log "building with $JOBS jobs"
+  cmake --build "$BUILD_DIR" --parallel "$JOBS"
+}
+
+# The main job: compile every example model and print the summary of LeNet.
+main_job() {
+  local dtnnc="$BUILD_DIR/bin/dtnnc" model failed=0
+  [[ -x "$dtnnc" ]] || die "$dtnnc was not built"
+  shopt -s nullglob
+  local models=(examples/*.dtnn)
+  shopt -u nullglob
+  ((${#models[@]} > 0)) || die "no models in examples/"
+  log "compiling ${#models[@]} example models"
+  for model in "${models[@]}"; do
+    if "$dtnnc" compile "$model" -o /dev/null; then
+      printf '  OK    %s\n' "$model"
+    else
+      printf '  FAIL  %s\n' "$model"
+      failed=$((failed + 1))
+    fi
+  done
+  log "summary of examples/lenet.dtnn"
+  "$dtnnc" summary examples/lenet.dtnn
+  if ((failed > 0)); then
+    die "$failed of ${#models[@]} models failed to compile"
+  fi
+}
+
+# Runs the whole test suite; the script's exit code is ctest's.
+run_tests() {
+  log "running ctest in $BUILD_DIR"
+  local rc=0
+  (cd "$BUILD_DIR" && ctest --output-on-failure --parallel "$JOBS") || rc=$?
+  return "$rc"
+}
+
+usage() {
+  sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+case "${1:-}" in
+  deps) ensure_packages ;;
+  build) ensure_packages; configure; build ;;
+  run) ensure_packages; configure; build; main_job ;;
+  test) ensure_packages; configure; build; run_tests ;;
+  *) usage ;;
+esac
