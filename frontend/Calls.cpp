@@ -6,6 +6,7 @@
 #include "ir/OpTable.h"
 
 #include <filesystem>
+#include <optional>
 
 namespace dtnn::frontend {
 
@@ -15,14 +16,6 @@ const std::vector<std::string> &builtinNames() {
   static const std::vector<std::string> names = {"channels", "dim",   "float", "int", "len",
                                                  "max",      "min",   "range", "rank"};
   return names;
-}
-
-// IR locations name files by their last path component, so that IR text does
-// not depend on where the compiler was run.
-ir::Location irLoc(const SourceLoc &l) {
-  SourceLoc out = l;
-  out.file = std::filesystem::path(l.file).filename().string();
-  return ir::Location(out);
 }
 
 // Converts a language value to an attribute of kind `k`; nullopt if it does not fit.
@@ -55,6 +48,14 @@ std::optional<ir::AttrValue> toAttr(const Val &v, ir::AttrKind k) {
 
 } // namespace
 
+ir::Location Elaborator::irLoc(const SourceLoc &l) const {
+  SourceLoc out = l;
+  auto it = program_.irFileNames.find(l.file);
+  out.file = it != program_.irFileNames.end() ? it->second
+                                              : std::filesystem::path(l.file).filename().string();
+  return ir::Location(out);
+}
+
 std::vector<std::string> Elaborator::callableNames() const {
   std::vector<std::string> names = ir::OpTable::get().names();
   for (const auto &[n, _] : program_.blocks) names.push_back(n);
@@ -71,6 +72,7 @@ Val Elaborator::evalCall(const Expr &e) {
 Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<EvArg> args) {
   if (!step(loc)) return Val::poison();
   std::string target = name;
+  std::optional<Diagnostic> via;
   if (Binding *b = lookup(name)) {
     if (b->value.isPoison()) return Val::poison();
     if (b->value.kind != Val::Kind::Callable) {
@@ -79,6 +81,7 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
       return Val::poison();
     }
     target = b->value.s;
+    via = note(b->loc, "'" + name + "' is layer '" + target + "', bound here");
   }
   bool isBuiltin = false;
   for (const auto &n : builtinNames()) isBuiltin |= n == target;
@@ -97,7 +100,10 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
     return callBuiltin(target, loc, args, handled);
   }
   if (block != program_.blocks.end()) return callBlock(*block->second, loc, std::move(args));
-  return callOp(*op, loc, std::move(args));
+  if (via) contextNotes_.push_back(*via);
+  Val result = callOp(*op, loc, std::move(args));
+  if (via) contextNotes_.pop_back();
+  return result;
 }
 
 std::string Elaborator::takeName(const std::string &callee, std::vector<EvArg> &args) {

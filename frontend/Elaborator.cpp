@@ -47,6 +47,7 @@ void Elaborator::error(const SourceLoc &loc, std::string message, std::vector<Di
   // its mistake once.
   if (loc.known() && !reported_.insert(loc).second) return;
   Diagnostic d{Severity::Error, loc, std::move(message), std::move(notes)};
+  d.notes.insert(d.notes.end(), contextNotes_.begin(), contextNotes_.end());
   // Show the chain of block calls that led here, innermost first.
   unsigned shown = 0;
   for (size_t i = frames_.size(); i-- > 1 && shown < 3; ++shown)

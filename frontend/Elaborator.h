@@ -22,6 +22,10 @@ namespace dtnn::frontend {
 struct Program {
   std::vector<std::unique_ptr<FileAst>> files; // files[0] is the main file
   std::map<std::string, const BlockDecl *> blocks;
+  // How IR locations name each file: relative to the main file's folder or
+  // to the import folder it was found in, so IR text does not depend on
+  // where the compiler runs.
+  std::map<std::string, std::string> irFileNames;
 };
 
 // An evaluated call argument.
@@ -86,6 +90,7 @@ private:
   Val emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::vector<Val> &tensors,
              std::vector<ir::Value *> params, ir::AttrMap attrs);
   std::string takeName(const std::string &callee, std::vector<EvArg> &args);
+  ir::Location irLoc(const SourceLoc &loc) const;
   std::vector<std::string> callableNames() const;
 
   // Diagnostics (Elaborator.cpp).
@@ -101,6 +106,8 @@ private:
   ir::Graph *graph_ = nullptr;
   std::vector<Frame> frames_;
   std::set<SourceLoc> reported_;
+  // Notes added to every error while set, e.g. which local name a layer came through.
+  std::vector<Diagnostic> contextNotes_;
   std::set<std::string> paramNames_;
   uint64_t steps_ = 0;
   bool overBudget_ = false;

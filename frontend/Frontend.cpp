@@ -66,16 +66,23 @@ bool readFile(const std::string &path, const SourceLoc &from, std::string &text,
 }
 
 // Finds an imported file: next to the importing file, then in each import dir.
-std::string resolveImport(const std::string &importer, const std::string &target,
-                          const CompileOptions &opts) {
-  std::vector<fs::path> dirs = {fs::path(importer).parent_path()};
-  for (const auto &d : opts.importDirs) dirs.emplace_back(d);
+// Also returns the name IR locations use for it: the importing file's IR
+// name's folder joined with the import path, or the path within the import dir.
+std::pair<std::string, std::string> resolveImport(const std::string &importer,
+                                                  const std::string &importerIrName,
+                                                  const std::string &target,
+                                                  const CompileOptions &opts) {
   std::error_code ec;
-  for (const fs::path &d : dirs) {
-    fs::path p = d / target;
-    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+  fs::path local = fs::path(importer).parent_path() / target;
+  if (fs::is_regular_file(local, ec))
+    return {local.lexically_normal().string(),
+            (fs::path(importerIrName).parent_path() / target).lexically_normal().string()};
+  for (const auto &d : opts.importDirs) {
+    fs::path p = fs::path(d) / target;
+    if (fs::is_regular_file(p, ec))
+      return {p.lexically_normal().string(), fs::path(target).lexically_normal().string()};
   }
-  return "";
+  return {"", ""};
 }
 
 // Parses the main file and, transitively, everything it imports. Each file is
@@ -91,6 +98,7 @@ bool loadProgram(const std::string &name, std::string text, const CompileOptions
   std::deque<Pending> work;
   work.push_back({name, std::move(text)});
   seen.insert(fs::weakly_canonical(name, ec).string());
+  program.irFileNames[name] = fs::path(name).filename().string();
   while (!work.empty()) {
     Pending p = std::move(work.front());
     work.pop_front();
@@ -101,12 +109,13 @@ bool loadProgram(const std::string &name, std::string text, const CompileOptions
       continue;
     }
     for (const ImportDecl &imp : file->imports) {
-      std::string found = resolveImport(p.path, imp.path, opts);
+      auto [found, irName] = resolveImport(p.path, program.irFileNames[p.path], imp.path, opts);
       if (found.empty()) {
         diags.error(imp.loc, "cannot find imported file '" + imp.path + "'");
         continue;
       }
       if (!seen.insert(fs::weakly_canonical(found, ec).string()).second) continue;
+      program.irFileNames[found] = irName;
       std::string importedText;
       if (readFile(found, imp.loc, importedText, diags))
         work.push_back({found, std::move(importedText)});

@@ -123,11 +123,14 @@ bool checkTokens(const std::string &name, const std::vector<antlr4::Token *> &to
       std::string text = t->getText();
       unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
       char buf[32];
-      if (c >= 0x21 && c < 0x7f)
+      if (c >= 0x80)
+        buf[0] = 0; // a valid non-ASCII character, shown as itself
+      else if (c >= 0x21 && c < 0x7f)
         std::snprintf(buf, sizeof buf, "'%c'", c);
       else
         std::snprintf(buf, sizeof buf, "byte 0x%02x", c);
-      diags.error(locOf(name, t), std::string("unexpected character ") + buf);
+      diags.error(locOf(name, t), std::string("unexpected character ") +
+                                      (buf[0] ? std::string(buf) : "'" + text + "'"));
       ok = false;
       break;
     }
@@ -169,9 +172,21 @@ std::unique_ptr<FileAst> parseSource(const std::string &name, const std::string 
   antlr4::ANTLRInputStream input(text);
   DtnnLexer lexer(&input);
   lexer.removeErrorListeners();
-  antlr4::CommonTokenStream tokens(&lexer);
-  tokens.fill();
-  if (!checkTokens(name, tokens.getTokens(), diags)) return nullptr;
+  std::vector<std::unique_ptr<antlr4::Token>> lexed;
+  std::vector<antlr4::Token *> view;
+  while (true) {
+    lexed.push_back(lexer.nextToken());
+    view.push_back(lexed.back().get());
+    if (view.back()->getType() == antlr4::Token::EOF) break;
+    if (lexed.size() > kMaxTokens) {
+      diags.error(locOf(name, view.back()), "file has more than " + std::to_string(kMaxTokens) +
+                                                " tokens; split it into imported files");
+      return nullptr;
+    }
+  }
+  if (!checkTokens(name, view, diags)) return nullptr;
+  antlr4::ListTokenSource source(std::move(lexed));
+  antlr4::CommonTokenStream tokens(&source);
 
   DtnnParser parser(&tokens);
   parser.removeErrorListeners();

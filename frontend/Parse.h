@@ -14,6 +14,7 @@ namespace dtnn::frontend {
 constexpr unsigned kMaxNesting = 256;    // brackets, braces, parentheses
 constexpr unsigned kMaxExprDepth = 1000; // operator chains in one expression
 constexpr size_t kMaxFileBytes = 256u << 20;
+constexpr size_t kMaxTokens = 1'000'000;   // bounds parse time and memory
 
 // Parses `text`, already registered in the source manager under `name`.
 // Returns null after reporting errors.

@@ -1,6 +1,7 @@
 #include "ir/Diagnostics.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace dtnn {
 
@@ -37,24 +38,40 @@ const char *severityName(Severity s) {
   return "error";
 }
 
-// Makes a source line safe and short enough to print: control bytes become
-// spaces (so the caret still lines up) and very long lines are cut around
-// the column of interest. Returns the caret column within the shown text.
-size_t printableLine(std::string &text, uint32_t col) {
+// Makes a source line safe and short enough to print. Works on code points,
+// as columns count them: control characters become spaces, bytes that are
+// not valid UTF-8 become '?', and very long lines are cut around the column
+// of interest. Returns the text and the caret's indent.
+std::pair<std::string, std::string> printableLine(const std::string &line, uint32_t col) {
   const size_t kWidth = 160;
-  size_t caret = col == 0 ? 0 : col - 1;
-  if (text.size() > kWidth) {
-    size_t start = caret > kWidth / 2 ? caret - kWidth / 2 : 0;
-    start = std::min(start, text.size() - std::min(text.size(), kWidth));
-    text = text.substr(start, kWidth);
-    caret -= std::min(caret, start);
+  std::vector<std::string> cps; // one entry per code point
+  for (size_t i = 0; i < line.size();) {
+    unsigned char c = static_cast<unsigned char>(line[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = len != 0 && i + len <= line.size() && !(len == 2 && c < 0xc2);
+    for (size_t k = 1; valid && k < len; ++k)
+      valid = (static_cast<unsigned char>(line[i + k]) & 0xc0) == 0x80;
+    if (!valid) {
+      cps.push_back("?");
+      ++i;
+      continue;
+    }
+    std::string cp = line.substr(i, len);
+    if (len == 1 && ((c < 0x20 && c != '\t') || c == 0x7f)) cp = " ";
+    cps.push_back(cp);
+    i += len;
   }
-  for (char &c : text) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x20 && c != '\t') c = ' ';
-    if (u == 0x7f) c = ' ';
+  size_t caret = col == 0 ? 0 : std::min<size_t>(col - 1, cps.size());
+  size_t start = 0;
+  if (cps.size() > kWidth) {
+    start = caret > kWidth / 2 ? caret - kWidth / 2 : 0;
+    start = std::min(start, cps.size() - kWidth);
   }
-  return std::min(caret, text.size());
+  size_t stop = std::min(cps.size(), start + kWidth);
+  std::string text, pad;
+  for (size_t i = start; i < stop; ++i) text += cps[i];
+  for (size_t i = start; i < caret; ++i) pad += cps[i] == "\t" ? '\t' : ' ';
+  return {text, pad};
 }
 
 } // namespace
@@ -66,11 +83,9 @@ void DiagnosticEngine::print(const Diagnostic &d) {
     os_ << d.loc.file << ": ";
   os_ << severityName(d.severity) << ": " << d.message << '\n';
   if (d.loc.known()) {
-    std::string text = sm_.lineText(d.loc.file, d.loc.line);
-    if (!text.empty()) {
-      size_t caret = printableLine(text, d.loc.col);
-      std::string pad;
-      for (size_t i = 0; i < caret; ++i) pad += text[i] == '\t' ? '\t' : ' ';
+    std::string line = sm_.lineText(d.loc.file, d.loc.line);
+    if (!line.empty()) {
+      auto [text, pad] = printableLine(line, d.loc.col);
       os_ << text << '\n' << pad << "^\n";
     }
   }

@@ -51,6 +51,7 @@ struct Token {
 // A short, printable rendering of a token for messages.
 std::string tokenDescription(const Token &t);
 
+// Produces the tokens of one text; reports lexical errors to `diags`.
 class TextLexer {
 public:
   // `text` must outlive the lexer (the source manager owns it).

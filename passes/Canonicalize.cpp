@@ -33,6 +33,7 @@ namespace {
 
 constexpr unsigned kMaxSweeps = 16;
 
+// The int-list attribute `name` of `op`, or null when absent or of another kind.
 const std::vector<int64_t> *intsAttr(const ir::Op &op, const std::string &name) {
   const ir::AttrValue *v = op.attrs().find(name);
   return v ? std::get_if<std::vector<int64_t>>(v) : nullptr;
@@ -55,12 +56,14 @@ bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
   return true;
 }
 
+// True when `perm` maps every dimension to itself.
 bool isIdentity(const std::vector<int64_t> &perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != static_cast<int64_t>(i)) return false;
   return true;
 }
 
+// Applies the rewrites to one graph, keeping use counts current.
 class Rewriter {
 public:
   explicit Rewriter(ir::Graph &g) : g_(g), uses_(g.useCounts()) {}
@@ -89,6 +92,7 @@ public:
   }
 
 private:
+  // True for a dropout with rate 0, which passes its input through.
   static bool isNoOpDropout(const ir::Op &op) {
     if (op.name() != "dropout") return false;
     const ir::AttrValue *rate = op.attrs().find("rate");
@@ -104,6 +108,7 @@ private:
     return true;
   }
 
+  // Tries every rewrite except the dropout one on `op`.
   bool rewrite(ir::Op &op) {
     const std::string &n = op.name();
     ir::Value *x = op.operand(0);

@@ -38,6 +38,7 @@ private:
   std::map<const ir::Value *, std::string> ids_;
 };
 
+// The text that two ops share exactly when cse may merge them.
 std::string opKey(const ir::Op &op, ValueIds &ids) {
   std::string key = op.name() + "(";
   for (const ir::Value *v : op.operands()) key += ids.id(v) + ",";

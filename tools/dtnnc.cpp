@@ -1,6 +1,7 @@
 // dtnnc: the compiler driver. It parses options and calls the libraries;
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
 #include "frontend/Frontend.h"
+#include "ir/OpCatalogue.h"
 #include "ir/Printer.h"
 #include "ir/Summary.h"
 #include "ir/TextParser.h"
@@ -26,6 +27,7 @@ const char *kUsage =
     "  compile FILE.dtnn   check a model and print it as AST or graph IR\n"
     "  opt FILE.dtir       run passes over textual IR and print the result\n"
     "  summary FILE.dtnn   print a per-layer table of a model\n"
+    "  ops                 print the op catalogue (Markdown) generated from the op table\n"
     "\n"
     "Run 'dtnnc <command> --help' for the options of a command.\n";
 
@@ -134,7 +136,7 @@ int cmdOpt(const std::vector<std::string> &argv) {
   auto args = cli::parseArgs(argv, specs, err);
   if (!args) return usageError("opt", err);
   if (args->has("help")) {
-    std::cout << "usage: dtnnc opt FILE.dtir --passes=LIST [options]\n\n" << cli::optionsHelp(specs);
+    std::cout << "usage: dtnnc opt FILE.dtir [--passes=LIST] [options]\n\n" << cli::optionsHelp(specs);
     return kOk;
   }
   if (args->has("print-pipeline")) {
@@ -199,7 +201,11 @@ int main(int argc, char **argv) {
   if (cmd == "compile") return cmdCompile(args);
   if (cmd == "opt") return cmdOpt(args);
   if (cmd == "summary") return cmdSummary(args);
-  std::string hint = closestMatch(cmd, {"compile", "opt", "summary"});
+  if (cmd == "ops") {
+    ir::printOpCatalogue(std::cout);
+    return kOk;
+  }
+  std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops"});
   std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
             << kUsage;

@@ -80,7 +80,7 @@ Built build(const std::string &op, std::vector<TensorType> inputs,
 
 std::vector<int> blame(std::initializer_list<int> v) { return v; }
 
-TEST(OpTable, RegistersEveryOpWithASummary) {
+TEST(OpTableTest, RegistersEveryOpWithASummary) {
   std::vector<std::string> expected = {"add",
                                        "avgpool",
                                        "batchnorm",
@@ -116,7 +116,7 @@ TEST(OpTable, RegistersEveryOpWithASummary) {
   }
 }
 
-TEST(OpTable, OperandCountAndRequiredAttrs) {
+TEST(OpTableTest, OperandCountAndRequiredAttrs) {
   Inferred r = infer("add", {f32({2})});
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.error, "'add' takes 2 operands, got 1");
@@ -125,7 +125,7 @@ TEST(OpTable, OperandCountAndRequiredAttrs) {
   EXPECT_EQ(r.error, "missing attribute 'kernel'");
 }
 
-TEST(Conv2d, LeNetAndDepthwise) {
+TEST(OpTableTest, Conv2dLeNetAndDepthwise) {
   Inferred r = infer("conv2d", {f32({Q, 1, 28, 28}), f32({6, 1, 5, 5}), f32({6})},
                      {{"pad", ints({2, 2, 2, 2})}});
   ASSERT_TRUE(r.ok) << r.error;
@@ -140,7 +140,7 @@ TEST(Conv2d, LeNetAndDepthwise) {
   EXPECT_EQ(r.blame, blame({0}));
 }
 
-TEST(Dense, Shapes) {
+TEST(OpTableTest, DenseShapes) {
   Inferred r = infer("dense", {f32({Q, 400}), f32({120, 400}), f32({120})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.type(), f32({Q, 120}));
@@ -149,7 +149,14 @@ TEST(Dense, Shapes) {
   EXPECT_EQ(r.type(), f32({8, 3}));
 }
 
-TEST(Dense, Errors) {
+TEST(OpTableTest, DenseMacs) {
+  const OpDef &d = def("dense");
+  ASSERT_TRUE(d.macs);
+  EXPECT_EQ(d.macs({f32({Q, 400}), f32({120, 400}), f32({120})}, {f32({Q, 120})}, AttrMap()),
+            48000);
+}
+
+TEST(OpTableTest, DenseErrors) {
   Inferred r = infer("dense", {f32({Q, 16, 5, 5}), f32({120, 400})});
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.error,
@@ -168,7 +175,7 @@ TEST(Dense, Errors) {
   EXPECT_NE(r.error.find("element type"), std::string::npos) << r.error;
 }
 
-TEST(Dense, LayerBuilder) {
+TEST(OpTableTest, DenseLayerBuilder) {
   Built b = build("dense", {f32({Q, 400})}, {{"units", int64_t{120}}});
   ASSERT_TRUE(b.ok) << b.error;
   ASSERT_EQ(b.params.size(), 2u);
@@ -189,7 +196,7 @@ TEST(Dense, LayerBuilder) {
   EXPECT_EQ(b.errorArg, "units");
 }
 
-TEST(MaxPool, Shapes) {
+TEST(OpTableTest, MaxPoolShapes) {
   Inferred r = infer("maxpool", {f32({Q, 6, 28, 28})}, {{"kernel", ints({2, 2})}});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.type(), f32({Q, 6, 14, 14}));
@@ -209,7 +216,7 @@ TEST(MaxPool, Shapes) {
   EXPECT_EQ(r.type(), i32({1, 3, 4, 4}));
 }
 
-TEST(MaxPool, Errors) {
+TEST(OpTableTest, MaxPoolErrors) {
   auto fails = [](std::vector<int64_t> in, std::vector<std::pair<std::string, AttrValue>> attrs) {
     Inferred r = infer("maxpool", {f32(std::move(in))}, std::move(attrs));
     EXPECT_FALSE(r.ok);
@@ -233,7 +240,7 @@ TEST(MaxPool, Errors) {
   EXPECT_EQ(r.blame, blame({0}));
 }
 
-TEST(AvgPool, ShapesAndErrors) {
+TEST(OpTableTest, AvgPoolShapesAndErrors) {
   Inferred r = infer("avgpool", {f32({Q, 16, 8, 8})},
                      {{"kernel", ints({3})}, {"stride", ints({1})}, {"pad", ints({1})}});
   ASSERT_TRUE(r.ok) << r.error;
@@ -244,7 +251,7 @@ TEST(AvgPool, ShapesAndErrors) {
   EXPECT_EQ(r.error, "avgpool expects a 4-d input [N,C,H,W], got f32[1,4,4]");
 }
 
-TEST(GlobalAvgPool, ShapesAndErrors) {
+TEST(OpTableTest, GlobalAvgPoolShapesAndErrors) {
   Inferred r = infer("global_avgpool", {f32({Q, 64, 8, 8})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.type(), f32({Q, 64, 1, 1}));
@@ -256,7 +263,7 @@ TEST(GlobalAvgPool, ShapesAndErrors) {
   EXPECT_EQ(r.error, "global_avgpool expects a floating-point input, got i32[1,2,3,3]");
 }
 
-TEST(Pool, LayerBuilders) {
+TEST(OpTableTest, PoolLayerBuilders) {
   Built b = build("maxpool", {f32({Q, 6, 28, 28})}, {{"kernel", ints({2})}});
   ASSERT_TRUE(b.ok) << b.error;
   EXPECT_EQ(b.attrs.getInts("kernel"), std::vector<int64_t>({2, 2}));
@@ -287,7 +294,7 @@ TEST(Pool, LayerBuilders) {
   EXPECT_EQ(b.error, "maxpool expects a 4-d input [N,C,H,W], got f32[?,784]");
 }
 
-TEST(BatchNorm, Shapes) {
+TEST(OpTableTest, BatchNormShapes) {
   TensorType c16 = f32({16});
   Inferred r = infer("batchnorm", {f32({Q, 16, 8, 8}), c16, c16, c16, c16});
   ASSERT_TRUE(r.ok) << r.error;
@@ -297,7 +304,7 @@ TEST(BatchNorm, Shapes) {
   EXPECT_EQ(r.type(), f32({Q, 16}));
 }
 
-TEST(BatchNorm, Errors) {
+TEST(OpTableTest, BatchNormErrors) {
   TensorType c16 = f32({16});
   Inferred r = infer("batchnorm", {f32({Q, 16, 8}), c16, c16, c16, c16});
   EXPECT_EQ(r.error, "batchnorm expects a 2-d [N,C] or 4-d [N,C,H,W] input, got f32[?,16,8]");
@@ -313,7 +320,7 @@ TEST(BatchNorm, Errors) {
   EXPECT_EQ(r.error, "batchnorm expects a floating-point input, got i32[?,16]");
 }
 
-TEST(BatchNorm, LayerBuilder) {
+TEST(OpTableTest, BatchNormLayerBuilder) {
   Built b = build("batchnorm", {f32({Q, 16, 8, 8})}, {{"eps", 1e-3}});
   ASSERT_TRUE(b.ok) << b.error;
   EXPECT_EQ(b.attrs.getFloat("eps"), 1e-3);
@@ -336,7 +343,7 @@ TEST(BatchNorm, LayerBuilder) {
   EXPECT_EQ(b.errorArg, "momentum");
 }
 
-TEST(Dropout, ShapesAndErrors) {
+TEST(OpTableTest, DropoutShapesAndErrors) {
   Inferred r = infer("dropout", {f32({Q, 128})}, {{"rate", 0.2}});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.type(), f32({Q, 128}));
@@ -347,7 +354,7 @@ TEST(Dropout, ShapesAndErrors) {
   EXPECT_EQ(r.error, "dropout expects a floating-point input, got i32[4]");
 }
 
-TEST(Flatten, Shapes) {
+TEST(OpTableTest, FlattenShapes) {
   EXPECT_EQ(infer("flatten", {f32({Q, 16, 5, 5})}).type(), f32({Q, 400}));
   EXPECT_EQ(infer("flatten", {f32({Q, 16, 5, 5})}, {{"axis", int64_t{2}}}).type(),
             f32({Q, 16, 25}));
@@ -356,14 +363,14 @@ TEST(Flatten, Shapes) {
   EXPECT_EQ(infer("flatten", {f32({4, Q, 3})}).type(), f32({4, Q}));
 }
 
-TEST(Flatten, Errors) {
+TEST(OpTableTest, FlattenErrors) {
   Inferred r = infer("flatten", {f32({Q, 16})}, {{"axis", int64_t{2}}});
   EXPECT_EQ(r.error, "flatten axis 2 is out of range for f32[?,16]");
   r = infer("flatten", {f32({})});
   EXPECT_EQ(r.error, "flatten expects a tensor of rank 1 or more, got f32[]");
 }
 
-TEST(Reshape, Shapes) {
+TEST(OpTableTest, ReshapeShapes) {
   auto reshape = [](TensorType x, std::vector<int64_t> shape) {
     return infer("reshape", {std::move(x)}, {{"shape", ints(std::move(shape))}});
   };
@@ -374,7 +381,7 @@ TEST(Reshape, Shapes) {
   EXPECT_EQ(reshape(f32({Q, 784}), {16, -1, 49}).type(), f32({16, Q, 49}));
 }
 
-TEST(Reshape, Errors) {
+TEST(OpTableTest, ReshapeErrors) {
   auto reshape = [](TensorType x, std::vector<int64_t> shape) {
     Inferred r = infer("reshape", {std::move(x)}, {{"shape", ints(std::move(shape))}});
     EXPECT_FALSE(r.ok);
@@ -401,7 +408,7 @@ TEST(Reshape, Errors) {
             "reshape shape [4611686018427387904,8] overflows the element count");
 }
 
-TEST(Concat, Shapes) {
+TEST(OpTableTest, ConcatShapes) {
   Inferred r = infer("concat", {f32({Q, 64, 28, 28}), f32({Q, 32, 28, 28}), f32({Q, 16, 28, 28})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.type(), f32({Q, 112, 28, 28}));
@@ -413,7 +420,7 @@ TEST(Concat, Shapes) {
   EXPECT_EQ(r.type(), f32({2, 4}));
 }
 
-TEST(Concat, Errors) {
+TEST(OpTableTest, ConcatErrors) {
   Inferred r = infer("concat", {});
   EXPECT_EQ(r.error, "concat needs at least one input");
   r = infer("concat", {f32({Q, 4, 8}), f32({Q, 4, 9})});
@@ -431,7 +438,7 @@ TEST(Concat, Errors) {
   EXPECT_EQ(r.error, "concat expects tensors of rank 1 or more, got f32[]");
 }
 
-TEST(Transpose, ShapesAndErrors) {
+TEST(OpTableTest, TransposeShapesAndErrors) {
   auto transpose = [](TensorType x, std::vector<int64_t> perm) {
     return infer("transpose", {std::move(x)}, {{"perm", ints(std::move(perm))}});
   };
@@ -449,7 +456,7 @@ TEST(Transpose, ShapesAndErrors) {
             "transpose perm [-1,0] is not a permutation of 0..1");
 }
 
-TEST(Elementwise, Broadcasting) {
+TEST(OpTableTest, ElementwiseBroadcasting) {
   for (const char *op : {"add", "sub", "mul", "div"}) {
     EXPECT_EQ(def(op).fusion, FusionClass::Broadcast) << op;
     Inferred r = infer(op, {f32({Q, 6, 28, 28}), f32({Q, 6, 28, 28})});
@@ -463,7 +470,7 @@ TEST(Elementwise, Broadcasting) {
   EXPECT_EQ(infer("add", {f32({}), f32({2, 3})}).type(), f32({2, 3}));
 }
 
-TEST(Elementwise, Errors) {
+TEST(OpTableTest, ElementwiseErrors) {
   Inferred r = infer("add", {f32({Q, 3}), f32({4, 3})});
   EXPECT_EQ(r.error, "add cannot broadcast f32[?,3] with f32[4,3]");
   EXPECT_EQ(r.blame, blame({0, 1}));
@@ -474,7 +481,7 @@ TEST(Elementwise, Errors) {
   EXPECT_EQ(r.blame, blame({0, 1}));
 }
 
-TEST(Activation, UnaryOps) {
+TEST(OpTableTest, ActivationUnaryOps) {
   for (const char *op : {"relu", "relu6", "leaky_relu", "sigmoid", "tanh", "silu", "gelu",
                          "hard_sigmoid", "hard_swish"}) {
     EXPECT_EQ(def(op).fusion, FusionClass::Elementwise) << op;
@@ -488,16 +495,17 @@ TEST(Activation, UnaryOps) {
   EXPECT_TRUE(infer("relu", {TensorType(DType::F64, {2})}).ok);
 }
 
-TEST(Activation, Attributes) {
+TEST(OpTableTest, ActivationAttributes) {
   EXPECT_TRUE(infer("leaky_relu", {f32({4})}, {{"alpha", 0.2}}).ok);
-  EXPECT_EQ(infer("leaky_relu", {f32({4})}, {{"alpha", std::numeric_limits<double>::infinity()}}).error,
-            "leaky_relu alpha must be a finite number");
+  EXPECT_EQ(
+      infer("leaky_relu", {f32({4})}, {{"alpha", std::numeric_limits<double>::infinity()}}).error,
+      "leaky_relu alpha must be a finite number");
   EXPECT_TRUE(infer("gelu", {f32({4})}, {{"approximate", std::string("tanh")}}).ok);
   EXPECT_EQ(infer("gelu", {f32({4})}, {{"approximate", std::string("erf")}}).error,
             "gelu approximate must be \"none\" or \"tanh\", got \"erf\"");
 }
 
-TEST(Activation, Softmax) {
+TEST(OpTableTest, ActivationSoftmax) {
   for (const char *op : {"softmax", "log_softmax"}) {
     EXPECT_EQ(def(op).fusion, FusionClass::Reduce) << op;
     EXPECT_EQ(infer(op, {f32({Q, 10})}).type(), f32({Q, 10}));
