@@ -3,6 +3,7 @@
 // calls into IR ops with named parameters.
 #include "frontend/Elaborator.h"
 
+#include "frontend/Resolve.h"
 #include "ir/OpTable.h"
 
 #include <filesystem>
@@ -11,12 +12,6 @@
 namespace dtnn::frontend {
 
 namespace {
-
-const std::vector<std::string> &builtinNames() {
-  static const std::vector<std::string> names = {"channels", "dim",   "float", "int", "len",
-                                                 "max",      "min",   "range", "rank"};
-  return names;
-}
 
 // Converts a language value to an attribute of kind `k`; nullopt if it does not fit.
 std::optional<ir::AttrValue> toAttr(const Val &v, ir::AttrKind k) {
@@ -59,7 +54,7 @@ ir::Location Elaborator::irLoc(const SourceLoc &l) const {
 std::vector<std::string> Elaborator::callableNames() const {
   std::vector<std::string> names = ir::OpTable::get().names();
   for (const auto &[n, _] : program_.blocks) names.push_back(n);
-  for (const auto &n : builtinNames()) names.push_back(n);
+  for (const auto &n : builtinFunctionNames()) names.push_back(n);
   return names;
 }
 
@@ -84,7 +79,7 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
     via = note(b->loc, "'" + name + "' is layer '" + target + "', bound here");
   }
   bool isBuiltin = false;
-  for (const auto &n : builtinNames()) isBuiltin |= n == target;
+  for (const auto &n : builtinFunctionNames()) isBuiltin |= n == target;
   auto block = program_.blocks.find(target);
   const ir::OpDef *op = ir::OpTable::get().lookup(target);
   if (!isBuiltin && block == program_.blocks.end() && !op) {

@@ -2,6 +2,7 @@
 
 #include "frontend/Elaborator.h"
 #include "frontend/Parse.h"
+#include "frontend/Resolve.h"
 #include "frontend/TrainSection.h"
 #include "ir/OpTable.h"
 
@@ -171,6 +172,7 @@ std::unique_ptr<ir::Module> compileLoaded(const std::string &name, std::string t
   if (!loadProgram(name, std::move(text), opts, sm, diags, program)) return nullptr;
   const FileAst &main = *program.files.front();
   checkTrainSections(main, diags);
+  resolveNames(program, diags);
   const ModelDecl *model = selectModel(main, opts, diags);
   if (!model || diags.hasErrors()) return nullptr;
   Elaborator elab(program, diags);

@@ -113,15 +113,18 @@ std::string closestMatch(const std::string &name, const std::vector<std::string>
   size_t bestDist = std::max<size_t>(1, name.size() / 3) + 1;
   for (const std::string &c : candidates) {
     if (c.size() > 64) continue;
-    // Levenshtein distance with two rows.
-    std::vector<size_t> prev(c.size() + 1), cur(c.size() + 1);
+    // Edit distance where swapping two adjacent characters counts as one edit.
+    std::vector<size_t> prev2(c.size() + 1), prev(c.size() + 1), cur(c.size() + 1);
     for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
     for (size_t i = 1; i <= name.size(); ++i) {
       cur[0] = i;
       for (size_t j = 1; j <= c.size(); ++j) {
         size_t sub = prev[j - 1] + (name[i - 1] == c[j - 1] ? 0 : 1);
         cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        if (i > 1 && j > 1 && name[i - 1] == c[j - 2] && name[i - 2] == c[j - 1])
+          cur[j] = std::min(cur[j], prev2[j - 2] + 1);
       }
+      prev2 = prev;
       std::swap(prev, cur);
     }
     if (prev[c.size()] < bestDist) {

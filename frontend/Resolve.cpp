@@ -1,0 +1,107 @@
+// Algorithm: for each block and model, collect every name its body binds
+// anywhere (parameters or inputs, let/var targets, for-loop patterns); this
+// is flow-insensitive, since the elaborator checks use-before-definition.
+// Then walk every expression: a name or callee must be in that set, or be a
+// block, an op, or a builtin function.
+#include "frontend/Resolve.h"
+
+#include "ir/OpTable.h"
+
+#include <set>
+
+namespace dtnn::frontend {
+
+const std::vector<std::string> &builtinFunctionNames() {
+  static const std::vector<std::string> names = {"channels", "dim",   "float", "int", "len",
+                                                 "max",      "min",   "range", "rank"};
+  return names;
+}
+
+namespace {
+
+class Resolver {
+public:
+  Resolver(const Program &program, DiagnosticEngine &diags) : program_(program), diags_(diags) {
+    for (const auto &n : ir::OpTable::get().names()) globals_.insert(n);
+    for (const auto &[n, _] : program.blocks) globals_.insert(n);
+    for (const auto &n : builtinFunctionNames()) globals_.insert(n);
+  }
+
+  bool run() {
+    for (const auto &file : program_.files) {
+      for (const auto &b : file->blocks) {
+        locals_.clear();
+        for (const auto &p : b->params) {
+          locals_.insert(p.name);
+        }
+        collect(b->body);
+        for (const auto &p : b->params)
+          if (p.defaultValue) expr(*p.defaultValue);
+        stmts(b->body);
+      }
+      for (const auto &m : file->models) {
+        locals_.clear();
+        for (const auto &in : m->inputs) locals_.insert(in.name);
+        collect(m->body);
+        stmts(m->body);
+      }
+    }
+    return ok_;
+  }
+
+private:
+  void bind(const Pattern &p) {
+    if (!p.name.empty()) locals_.insert(p.name);
+    for (const auto &item : p.items) bind(item);
+  }
+
+  void collect(const StmtList &list) {
+    for (const auto &s : list) {
+      if (!s) continue;
+      if (s->kind == Stmt::Kind::Let || s->kind == Stmt::Kind::Var || s->kind == Stmt::Kind::For)
+        bind(s->target);
+      collect(s->body);
+      collect(s->elseBody);
+    }
+  }
+
+  void stmts(const StmtList &list) {
+    for (const auto &s : list) {
+      if (!s) continue;
+      for (const auto &e : s->exprs) expr(*e);
+      stmts(s->body);
+      stmts(s->elseBody);
+    }
+  }
+
+  void check(const std::string &name, const SourceLoc &loc, bool called) {
+    if (locals_.count(name) || globals_.count(name)) return;
+    std::vector<std::string> candidates(globals_.begin(), globals_.end());
+    candidates.insert(candidates.end(), locals_.begin(), locals_.end());
+    std::string hint = closestMatch(name, candidates);
+    diags_.error(loc, std::string(called ? "unknown layer or block '" : "undefined name '") + name +
+                          "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    ok_ = false;
+  }
+
+  void expr(const Expr &e) {
+    if (e.kind == Expr::Kind::Name) check(e.text, e.loc, false);
+    if (e.kind == Expr::Kind::Call) check(e.text, e.loc, true);
+    for (const auto &k : e.kids) expr(*k);
+    for (const auto &a : e.args) expr(*a.value);
+  }
+
+  const Program &program_;
+  DiagnosticEngine &diags_;
+  std::set<std::string> globals_;
+  std::set<std::string> locals_;
+  bool ok_ = true;
+};
+
+} // namespace
+
+bool resolveNames(const Program &program, DiagnosticEngine &diags) {
+  return Resolver(program, diags).run();
+}
+
+} // namespace dtnn::frontend
