@@ -17,9 +17,11 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
     }
   auto arity = [&](size_t lo, size_t hi) {
     if (args.size() >= lo && args.size() <= hi) return true;
-    error(loc, "'" + name + "' takes " +
-                   (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
-                   " arguments, got " + std::to_string(args.size()));
+    std::string count = lo == hi        ? std::to_string(lo)
+                        : hi == SIZE_MAX ? "at least " + std::to_string(lo)
+                                         : std::to_string(lo) + " to " + std::to_string(hi);
+    error(loc, "'" + name + "' takes " + count + (lo == 1 && (hi == 1 || hi == SIZE_MAX) ? " argument" : " arguments") +
+                   ", got " + std::to_string(args.size()));
     return false;
   };
   auto want = [&](const EvArg &a, Val::Kind k) {

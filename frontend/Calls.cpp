@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 
 namespace dtnn::frontend {
 
@@ -180,14 +181,7 @@ Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<
             {note(p.loc, "parameter declared here")});
       return Val::poison();
     }
-    static const std::vector<std::string> kinds = {"int",  "float", "bool",  "string", "tensor",
-                                                   "list", "tuple", "layer", "any"};
-    if (!p.kind.empty() && std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end()) {
-      std::string hint = closestMatch(p.kind, kinds);
-      error(p.loc, "unknown parameter kind '" + p.kind + "'" +
-                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
-      ok = false;
-    } else if (!p.kind.empty() && p.kind != "any" && !v.isPoison()) {
+    if (!p.kind.empty() && p.kind != "any" && !v.isPoison()) {
       if (p.kind == "float" && v.kind == Val::Kind::Int) v = Val::number(static_cast<double>(v.i), v.origin);
       if (p.kind != kindName(v.kind)) {
         SourceLoc at = bound[i] ? bound[i]->loc : loc;
@@ -233,6 +227,12 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
       break;
     }
   }
+  unsigned needed = def.layer ? def.layer->tensorInputs : def.minOperands();
+  if (!variadic && tensors.size() < needed && first < args.size()) {
+    error(args[first].loc, "'" + def.name + "' needs " + std::to_string(needed) + " tensor input" +
+                               (needed == 1 ? "" : "s") + ", got " + describe(args[first].value));
+    return Val::poison();
+  }
   if (def.layer && tensors.size() != def.layer->tensorInputs) {
     error(loc, "'" + def.name + "' needs " + std::to_string(def.layer->tensorInputs) +
                    " tensor input" + (def.layer->tensorInputs == 1 ? "" : "s") + ", got " +
@@ -243,6 +243,7 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
   const std::vector<ir::AttrSpec> &specs = def.layer ? def.layer->args : def.attrs;
   ir::AttrMap values;
   std::map<std::string, SourceLoc> argLocs;
+  std::set<std::string> badArgs;
   size_t nextPositional = 0;
   bool ok = true;
   for (size_t k = first; k < args.size(); ++k) {
@@ -275,6 +276,7 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
     }
     auto attr = toAttr(a.value, spec->kind);
     if (!attr) {
+      badArgs.insert(spec->name);
       error(a.loc, "argument '" + spec->name + "' of '" + def.name + "' must be " +
                        ir::attrKindName(spec->kind) + ", got " + describe(a.value));
       ok = false;
@@ -284,7 +286,7 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
     argLocs[spec->name] = a.loc;
   }
   for (const auto &s : specs)
-    if (!values.find(s.name) && !s.defaultValue) {
+    if (!values.find(s.name) && !s.defaultValue && !badArgs.count(s.name)) {
       error(loc, "missing argument '" + s.name + "' for '" + def.name + "'");
       ok = false;
     }

@@ -48,9 +48,13 @@ void Elaborator::error(const SourceLoc &loc, std::string message, std::vector<Di
   if (loc.known() && !reported_.insert(loc).second) return;
   Diagnostic d{Severity::Error, loc, std::move(message), std::move(notes)};
   d.notes.insert(d.notes.end(), contextNotes_.begin(), contextNotes_.end());
-  // Show the chain of block calls that led here, innermost first.
-  unsigned shown = 0;
-  for (size_t i = frames_.size(); i-- > 1 && shown < 3; ++shown)
+  // Show the chain of block calls that led here: the two innermost distinct
+  // call sites, then the outermost one (the call from the model).
+  std::vector<size_t> shown;
+  for (size_t i = frames_.size(); i-- > 1 && shown.size() < 2;)
+    if (shown.empty() || !(frames_[shown.back()].callLoc == frames_[i].callLoc)) shown.push_back(i);
+  if (frames_.size() > 1 && (shown.empty() || shown.back() != 1)) shown.push_back(1);
+  for (size_t i : shown)
     d.notes.push_back(note(frames_[i].callLoc, "in block '" + frames_[i].block->name + "' called here"));
   diags_.report(d);
 }

@@ -130,6 +130,11 @@ bool loadProgram(const std::string &name, std::string text, const CompileOptions
         diags.error(b->loc, "block '" + b->name + "' has the name of a built-in layer");
         continue;
       }
+      const auto &builtins = builtinFunctionNames();
+      if (std::find(builtins.begin(), builtins.end(), b->name) != builtins.end()) {
+        diags.error(b->loc, "block '" + b->name + "' has the name of a built-in function");
+        continue;
+      }
       auto [it, inserted] = program.blocks.emplace(b->name, b.get());
       if (!inserted) {
         Diagnostic d{Severity::Error, b->loc, "redefinition of block '" + b->name + "'", {}};
@@ -137,6 +142,15 @@ bool loadProgram(const std::string &name, std::string text, const CompileOptions
         diags.report(d);
       }
     }
+  std::map<std::string, const ModelDecl *> models;
+  for (const auto &m : program.files.front()->models) {
+    auto [it, inserted] = models.emplace(m->name, m.get());
+    if (!inserted) {
+      Diagnostic d{Severity::Error, m->loc, "redefinition of model '" + m->name + "'", {}};
+      d.note(it->second->loc, "previous definition is here");
+      diags.report(d);
+    }
+  }
   return !diags.hasErrors();
 }
 

@@ -7,6 +7,7 @@
 
 #include "ir/OpTable.h"
 
+#include <algorithm>
 #include <set>
 
 namespace dtnn::frontend {
@@ -15,6 +16,12 @@ const std::vector<std::string> &builtinFunctionNames() {
   static const std::vector<std::string> names = {"channels", "dim",   "float", "int", "len",
                                                  "max",      "min",   "range", "rank"};
   return names;
+}
+
+const std::vector<std::string> &blockParamKinds() {
+  static const std::vector<std::string> kinds = {"int",  "float", "bool",  "string", "tensor",
+                                                 "list", "tuple", "layer", "any"};
+  return kinds;
 }
 
 namespace {
@@ -32,7 +39,17 @@ public:
       for (const auto &b : file->blocks) {
         locals_.clear();
         for (const auto &p : b->params) {
-          locals_.insert(p.name);
+          if (!locals_.insert(p.name).second) {
+            diags_.error(p.loc, "block '" + b->name + "' has two parameters named '" + p.name + "'");
+            ok_ = false;
+          }
+          const auto &kinds = blockParamKinds();
+          if (!p.kind.empty() && std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end()) {
+            std::string hint = closestMatch(p.kind, kinds);
+            diags_.error(p.loc, "unknown parameter kind '" + p.kind + "'" +
+                                    (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+            ok_ = false;
+          }
         }
         collect(b->body);
         for (const auto &p : b->params)

@@ -11,6 +11,9 @@ namespace dtnn::frontend {
 // Reports each unresolved name once, with "did you mean"; returns false if any.
 bool resolveNames(const Program &program, DiagnosticEngine &diags);
 
+// The kinds a block parameter may be annotated with.
+const std::vector<std::string> &blockParamKinds();
+
 // The builtin functions of the language.
 const std::vector<std::string> &builtinFunctionNames();
 

@@ -81,7 +81,11 @@ void DiagnosticEngine::print(const Diagnostic &d) {
     os_ << d.loc.file << ':' << d.loc.line << ':' << d.loc.col << ": ";
   else if (!d.loc.file.empty())
     os_ << d.loc.file << ": ";
-  os_ << severityName(d.severity) << ": " << d.message << '\n';
+  // Names echoed from hostile input can be megabytes long.
+  const size_t kMaxMessage = 480;
+  os_ << severityName(d.severity) << ": "
+      << (d.message.size() <= kMaxMessage ? d.message : d.message.substr(0, kMaxMessage) + "...")
+      << '\n';
   if (d.loc.known()) {
     std::string line = sm_.lineText(d.loc.file, d.loc.line);
     if (!line.empty()) {
@@ -127,7 +131,9 @@ std::string closestMatch(const std::string &name, const std::vector<std::string>
       prev2 = prev;
       std::swap(prev, cur);
     }
-    if (prev[c.size()] < bestDist) {
+    // Names of one or two letters only match by adding or dropping a letter.
+    bool plausible = name.size() >= 3 || (prev[c.size()] == 1 && c.size() != name.size());
+    if (plausible && prev[c.size()] < bestDist) {
       bestDist = prev[c.size()];
       best = c;
     }

@@ -50,21 +50,14 @@ std::string opKey(const ir::Op &op, ValueIds &ids) {
   return key;
 }
 
-class CommonSubexprElimPass final : public Pass {
+class CommonSubexprElimPass final : public GraphPass {
 public:
   std::string_view name() const override { return "cse"; }
   std::string_view description() const override {
     return "Merges side-effect-free ops with the same name, operands, attributes and types.";
   }
 
-  Expected<bool> run(ir::Module &m) override {
-    bool changed = false;
-    for (const auto &g : m.graphs()) changed |= runOnGraph(*g);
-    return changed;
-  }
-
-private:
-  static bool runOnGraph(ir::Graph &g) {
+  Expected<bool> runOnGraph(ir::Graph &g) override {
     ValueIds ids(g);
     std::map<std::string, ir::Op *> firstByKey;
     std::map<ir::Value *, ir::Value *> subst;

@@ -16,21 +16,14 @@ namespace dtnn::passes {
 
 namespace {
 
-class DeadCodeElimPass final : public Pass {
+class DeadCodeElimPass final : public GraphPass {
 public:
   std::string_view name() const override { return "dce"; }
   std::string_view description() const override {
     return "Removes ops without side effects whose results are unused.";
   }
 
-  Expected<bool> run(ir::Module &m) override {
-    bool changed = false;
-    for (const auto &g : m.graphs()) changed |= runOnGraph(*g);
-    return changed;
-  }
-
-private:
-  static bool runOnGraph(ir::Graph &g) {
+  Expected<bool> runOnGraph(ir::Graph &g) override {
     UseCounts uses = g.useCounts();
     std::set<const ir::Op *> dead;
     const auto &ops = g.ops();

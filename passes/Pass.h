@@ -22,4 +22,12 @@ public:
   virtual Expected<bool> run(ir::Module &m) = 0;
 };
 
+// A pass that transforms each graph of a module independently.
+class GraphPass : public Pass {
+public:
+  Expected<bool> run(ir::Module &m) final;
+  // Runs on one graph; returns true if it changed, or an error.
+  virtual Expected<bool> runOnGraph(ir::Graph &g) = 0;
+};
+
 } // namespace dtnn::passes

@@ -10,6 +10,8 @@
 #include "passes/Pipelines.h"
 #include "tools/CommandLine.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -60,7 +62,7 @@ int emit(const cli::ParsedArgs &args, const std::string &text) {
   }
   std::ofstream f(out, std::ios::binary);
   if (!(f << text) || !f.flush()) {
-    std::cerr << "dtnnc: error: cannot write '" << out << "'\n";
+    std::cerr << "dtnnc: error: cannot write '" << out << "': " << std::strerror(errno) << "\n";
     return kInputError;
   }
   return kOk;
@@ -132,6 +134,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
 int cmdOpt(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.push_back({"print-pipeline", "", "print the built-in pipelines and exit"});
+  specs.push_back({"no-verify-input", "", "do not verify the input IR (for passes that repair it)"});
   std::string err;
   auto args = cli::parseArgs(argv, specs, err);
   if (!args) return usageError("opt", err);
@@ -155,8 +158,10 @@ int cmdOpt(const std::vector<std::string> &argv) {
   }
   auto module = ir::parseModule(text.str(), path, sm, diags);
   if (!module) return kInputError;
-  for (const Diagnostic &d : ir::verifyModule(*module)) diags.report(d);
-  if (diags.hasErrors()) return kInputError;
+  if (!args->has("no-verify-input")) {
+    for (const Diagnostic &d : ir::verifyModule(*module)) diags.report(d);
+    if (diags.hasErrors()) return kInputError;
+  }
   std::ostringstream out;
   if (!runPasses(*args, "", *module, out, err))
     return err.empty() ? kInputError : usageError("opt", err);
