@@ -20,8 +20,7 @@ std::optional<ir::AttrValue> toAttr(const Val &v, ir::AttrKind k) {
   case Val::Kind::Int: return ir::coerceAttr(ir::AttrValue(v.i), k);
   case Val::Kind::Float: return ir::coerceAttr(ir::AttrValue(v.f), k);
   case Val::Kind::Bool: return ir::coerceAttr(ir::AttrValue(v.b), k);
-  case Val::Kind::String:
-  case Val::Kind::Callable: return ir::coerceAttr(ir::AttrValue(v.s), k);
+  case Val::Kind::String: return ir::coerceAttr(ir::AttrValue(v.s), k);
   case Val::Kind::List:
   case Val::Kind::Tuple: {
     bool allInts = true;

@@ -7,6 +7,7 @@
 #include "ir/TextParser.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
+#include "passes/PassRegistry.h"
 #include "passes/Pipelines.h"
 #include "tools/CommandLine.h"
 
@@ -78,8 +79,17 @@ bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, 
   o.timePasses = args.has("time-passes");
   o.irOut = &irOut;
   o.timingOut = &std::cerr;
+  for (const std::string &name : o.printIrAfter)
+    if (!passes::createPass(name)) {
+      std::string hint = closestMatch(name, passes::passNames());
+      error = "unknown pass '" + name + "' in --print-ir-after" +
+              (hint.empty() ? "" : "; did you mean '" + hint + "'?");
+      return false;
+    }
   passes::PassManager pm(o);
-  if (Error e = pm.parsePipeline(args.get("passes", defaultPipeline))) {
+  // An explicit empty --passes= runs nothing.
+  std::string pipeline = args.has("passes") ? args.all("passes").back() : defaultPipeline;
+  if (Error e = pm.parsePipeline(pipeline)) {
     error = e.message();
     return false;
   }
