@@ -7,9 +7,7 @@
 
 namespace dtnn::frontend {
 
-Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args,
-                            bool &handled) {
-  handled = true;
+Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args) {
   for (const EvArg &a : args)
     if (!a.name.empty()) {
       error(a.loc, "builtin '" + name + "' takes no named arguments");
@@ -116,7 +114,7 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
     error(args[0].loc, "'float' expects a number, got " + describe(v));
     return Val::poison();
   }
-  handled = false;
+  error(loc, "unknown builtin '" + name + "'");
   return Val::poison();
 }
 

@@ -90,10 +90,7 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
   }
   for (const EvArg &a : args)
     if (a.value.isPoison()) return Val::poison();
-  if (isBuiltin) {
-    bool handled = false;
-    return callBuiltin(target, loc, args, handled);
-  }
+  if (isBuiltin) return callBuiltin(target, loc, args);
   if (block != program_.blocks.end()) return callBlock(*block->second, loc, std::move(args));
   if (via) contextNotes_.push_back(*via);
   Val result = callOp(*op, loc, std::move(args));

@@ -84,8 +84,7 @@ private:
   Val call(const std::string &name, const SourceLoc &loc, std::vector<EvArg> args);
   Val callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<EvArg> args);
   Val callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<EvArg> args);
-  Val callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args,
-                  bool &handled);
+  Val callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
   // Creates the op (and reports shape errors with notes); returns its results.
   Val emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::vector<Val> &tensors,
              std::vector<ir::Value *> params, ir::AttrMap attrs);
