@@ -70,12 +70,8 @@ bool checkBytes(const std::string &name, const std::string &text, DiagnosticEngi
   bool ok = true;
   for (size_t i = 0; i < text.size();) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool valid = len != 0 && i + len <= text.size();
-    for (size_t k = 1; valid && k < len; ++k)
-      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-    if (valid && len == 2 && c < 0xc2) valid = false; // overlong
-    if (!valid || c == 0) {
+    size_t len = utf8SequenceLength(text, i);
+    if (len == 0 || c == 0) {
       char buf[64];
       if (c == 0)
         std::snprintf(buf, sizeof buf, "NUL character in source file");

@@ -27,6 +27,24 @@ std::string SourceManager::lineText(const std::string &file, uint32_t line) cons
   return b.text.substr(begin, end - begin);
 }
 
+size_t utf8SequenceLength(const std::string &s, size_t i) {
+  auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  unsigned char c = at(0);
+  if (c < 0x80) return 1;
+  size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  // The second byte's range depends on the first (RFC 3629).
+  unsigned char lo = 0x80, hi = 0xbf;
+  if (c == 0xe0) lo = 0xa0;
+  if (c == 0xed) hi = 0x9f;
+  if (c == 0xf0) lo = 0x90;
+  if (c == 0xf4) hi = 0x8f;
+  if (at(1) < lo || at(1) > hi) return 0;
+  for (size_t k = 2; k < len; ++k)
+    if ((at(k) & 0xc0) != 0x80) return 0;
+  return len;
+}
+
 namespace {
 
 const char *severityName(Severity s) {
@@ -47,11 +65,8 @@ std::pair<std::string, std::string> printableLine(const std::string &line, uint3
   std::vector<std::string> cps; // one entry per code point
   for (size_t i = 0; i < line.size();) {
     unsigned char c = static_cast<unsigned char>(line[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool valid = len != 0 && i + len <= line.size() && !(len == 2 && c < 0xc2);
-    for (size_t k = 1; valid && k < len; ++k)
-      valid = (static_cast<unsigned char>(line[i + k]) & 0xc0) == 0x80;
-    if (!valid) {
+    size_t len = utf8SequenceLength(line, i);
+    if (len == 0) {
       cps.push_back("?");
       ++i;
       continue;

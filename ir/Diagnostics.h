@@ -85,6 +85,11 @@ private:
   bool limitAnnounced_ = false;
 };
 
+// Length in bytes of the well-formed UTF-8 sequence starting at s[i], or 0
+// if the bytes there are not valid UTF-8 (overlong forms, surrogates and
+// code points above U+10FFFF are invalid).
+size_t utf8SequenceLength(const std::string &s, size_t i);
+
 // Returns the candidate closest to `name` by edit distance, or "" when none is
 // close enough to be a plausible typo.
 std::string closestMatch(const std::string &name, const std::vector<std::string> &candidates);
