@@ -64,6 +64,4 @@ bool sameAsFirstOperand(InferCtx &ctx) {
   return true;
 }
 
-std::string typeStr(const TensorType &t) { return t.str(); }
-
 } // namespace dtnn::ir

@@ -36,7 +36,4 @@ bool isFloatType(DType t);
 // Shape rule of ops whose single result has the type of operand 0.
 bool sameAsFirstOperand(InferCtx &ctx);
 
-// `name` for a dimension list in messages, e.g. "f32[?,3,32,32]".
-std::string typeStr(const TensorType &t);
-
 } // namespace dtnn::ir
