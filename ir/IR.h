@@ -154,6 +154,12 @@ public:
   const std::vector<std::unique_ptr<Param>> &params() const { return params_; }
   void eraseParamsIf(const std::function<bool(const Param &)> &pred);
 
+  // The training settings passes read (loss, metrics, optimizer and its
+  // hyperparameters, seed), flat: `optimizer="sgd"`, `optimizer.momentum=0.9`.
+  // Printed as the module's `train {...}` line; empty for inference.
+  AttrMap &trainConfig() { return train_; }
+  const AttrMap &trainConfig() const { return train_; }
+
   Graph *addGraph(std::string name);
   Graph *findGraph(const std::string &name) const;
   const std::vector<std::unique_ptr<Graph>> &graphs() const { return graphs_; }
@@ -162,6 +168,7 @@ private:
   std::vector<std::unique_ptr<Param>> params_;
   std::vector<std::unique_ptr<Value>> paramValues_;
   std::vector<std::unique_ptr<Graph>> graphs_;
+  AttrMap train_;
 };
 
 // Fills attributes that `def` declares with a default and `attrs` lacks.

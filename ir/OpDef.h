@@ -1,7 +1,7 @@
 // The op table entry: everything the compiler knows about one op, declared
-// once. Shape rule, verifier, fusion class, printing and the language-level
-// layer signature all come from this entry; later components add gradient
-// rules and kernels keyed by the op's name.
+// once. Shape rule, verifier, fusion class, printing, the language-level
+// layer signature, the gradient rule and the op's training form all come from
+// this entry; backends bind kernels keyed by the op's name.
 #pragma once
 
 #include "ir/Attributes.h"
@@ -13,6 +13,10 @@
 #include <vector>
 
 namespace dtnn::ir {
+
+class Builder;
+class Op;
+class Value;
 
 // How an op combines with its neighbours under fusion.
 enum class FusionClass { Elementwise, Broadcast, Reduce, Opaque };
@@ -87,6 +91,26 @@ struct LayerSpec {
   std::function<bool(LayerCtx &)> build;
 };
 
+// Input of a gradient rule. The rule appends ops through `b` (whose location
+// is the forward op's) that compute the gradient of the loss with respect to
+// each operand i with needed[i] set, from the gradients `dy` of the op's
+// results (null where no gradient flows into a result), and stores them in
+// dx[i]. Operands and results of the forward op are available as values.
+struct GradCtx {
+  Builder &b;
+  const Op &op;
+  const std::vector<Value *> &dy;
+  std::vector<bool> needed;
+  std::vector<Value *> dx;
+  std::string error;
+
+  bool fail(std::string message) {
+    error = std::move(message);
+    return false;
+  }
+};
+using GradFn = std::function<bool(GradCtx &)>;
+
 struct OpDef {
   std::string name;
   std::string summary; // one sentence for the op catalogue
@@ -101,6 +125,15 @@ struct OpDef {
   // Optional language-level layer signature; without one a call binds tensors
   // to operands and named arguments to attributes.
   std::optional<LayerSpec> layer;
+  // Gradient rule; ops without one are not differentiable, and autodiff
+  // reports an error when a gradient has to flow through them.
+  GradFn grad;
+  // The op that replaces this one in a train-step graph (batchnorm ->
+  // batchnorm_train, dropout -> dropout_train). It takes this op's operands
+  // and attributes, then, for each further operand it declares, the train
+  // graph's input of the same name (`step`); its first result stands for
+  // this op's result. Empty: the op is the same in training.
+  std::string trainForm;
 
   const AttrSpec *findAttr(const std::string &n) const;
   // The operand count range this op accepts.

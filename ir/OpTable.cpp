@@ -47,6 +47,9 @@ const OpTable &OpTable::get() {
     registerShapeOps(t);
     registerElementwiseOps(t);
     registerActivationOps(t);
+    registerDropoutOps(t);
+    registerLossOps(t);
+    registerOptimizerOps(t);
     return t;
   }();
   return table;

@@ -35,5 +35,8 @@ void registerNormOps(OpTable &t);
 void registerShapeOps(OpTable &t);
 void registerElementwiseOps(OpTable &t);
 void registerActivationOps(OpTable &t);
+void registerDropoutOps(OpTable &t);
+void registerLossOps(OpTable &t);
+void registerOptimizerOps(OpTable &t);
 
 } // namespace dtnn::ir

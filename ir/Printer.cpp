@@ -133,6 +133,15 @@ std::string locationStr(const Location &l) {
 }
 
 void printModule(const Module &m, std::ostream &os) {
+  if (!m.trainConfig().empty()) {
+    os << "train {";
+    bool firstEntry = true;
+    for (const auto &[name, v] : m.trainConfig().entries()) {
+      os << (firstEntry ? "" : ", ") << name << "=" << attrValueStr(v);
+      firstEntry = false;
+    }
+    os << "}\n";
+  }
   for (const auto &p : m.params()) {
     os << (p->trainable ? "param @" : "buffer @") << p->name << " : " << p->type.str()
        << " init=" << (isBareName(p->init) ? p->init : quoted(p->init));

@@ -72,6 +72,7 @@ private:
                              tokenDescription(tok_));
   }
 
+  bool parseTrainConfig();
   bool parseParam();
   bool parseGraph();
   bool parseOp(Graph &g);
@@ -95,8 +96,9 @@ private:
   std::map<std::string, std::pair<Value *, SourceLoc>> values_;
 };
 
-// module ::= (param | graph)* EOF
+// module ::= trainConfig? (param | graph)* EOF
 std::unique_ptr<Module> Parser::parseModule() {
+  if (tok_.isIdent("train") && !parseTrainConfig()) return nullptr;
   while (!tok_.is(Token::Eof)) {
     bool ok;
     if (tok_.isIdent("param") || tok_.isIdent("buffer"))
@@ -325,6 +327,30 @@ bool Parser::parseOperand(Value *&v) {
   }
   advance();
   return true;
+}
+
+// trainConfig ::= 'train' '{' (IDENT '=' attrValue (',' IDENT '=' attrValue)*)? '}'
+// The keys are free-form; the passes that read them check them.
+bool Parser::parseTrainConfig() {
+  advance();
+  if (!expect(Token::LBrace, "'{' after 'train'")) return false;
+  AttrMap &config = module_->trainConfig();
+  while (!tok_.is(Token::RBrace)) {
+    if (!tok_.is(Token::Ident))
+      return errorAt(tok_, "expected a setting name, got " + tokenDescription(tok_));
+    Token nameTok = tok_;
+    std::string name(nameTok.spelling);
+    if (config.find(name)) return errorAt(nameTok, "duplicate train setting '" + name + "'");
+    advance();
+    if (!expect(Token::Equal, "'=' after the setting name")) return false;
+    AttrValue value;
+    if (!parseAttrValue(value)) return false;
+    config.set(name, std::move(value));
+    if (!tok_.is(Token::Comma)) break;
+    advance();
+  }
+  if (!expect(Token::RBrace, "',' or '}' in the train settings")) return false;
+  return expectLineEnd("the train settings");
 }
 
 // attrs ::= '{' (IDENT '=' attrValue (',' IDENT '=' attrValue)*)? '}'

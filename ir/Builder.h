@@ -1,0 +1,48 @@
+// Appends ops to a graph by op name: fills default attributes, runs the op's
+// shape rule to get the result types, and stamps each op with the builder's
+// current location. Passes and gradient rules build IR through it.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <string>
+#include <vector>
+
+namespace dtnn::ir {
+
+class Builder {
+public:
+  // Appends at the end of `g`, or before op position `insertAt` when given.
+  explicit Builder(Graph &g, Location loc = {});
+
+  Graph &graph() { return g_; }
+  const Location &loc() const { return loc_; }
+  void setLoc(Location l) { loc_ = std::move(l); }
+  // Subsequent ops go before the op now at position `pos`; -1 appends.
+  void setInsertPoint(long pos) { insertAt_ = pos; }
+
+  // Appends op `name`; returns its results, or an empty vector after setting
+  // error() (unknown op, or a shape rule that fails).
+  std::vector<Value *> create(const std::string &name, std::vector<Value *> operands,
+                              AttrMap attrs = {});
+  // Same, for an op with exactly one result; null on error.
+  Value *create1(const std::string &name, std::vector<Value *> operands, AttrMap attrs = {});
+  // Same, for an op without results (an in-place update); null on error.
+  Op *createVoid(const std::string &name, std::vector<Value *> operands, AttrMap attrs = {});
+
+  // The last failure, as "op: message".
+  const std::string &error() const { return error_; }
+
+private:
+  Op *append(const std::string &name, std::vector<Value *> operands, AttrMap attrs);
+
+  Graph &g_;
+  Location loc_;
+  long insertAt_ = -1;
+  std::string error_;
+};
+
+// Makes an AttrMap from name/value pairs: attrs({{"axis", int64_t{1}}}).
+AttrMap attrs(std::initializer_list<std::pair<std::string, AttrValue>> entries);
+
+} // namespace dtnn::ir

@@ -1,0 +1,40 @@
+#include "runtime/Tensor.h"
+
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace dtnn::runtime {
+
+int64_t numElements(const ir::TensorType &t) {
+  int64_t n = 1;
+  for (int64_t d : t.dims) {
+    assert(d >= 0 && "numElements of a dynamic type");
+    n *= d;
+  }
+  return n;
+}
+
+size_t byteSize(const ir::TensorType &t) {
+  return static_cast<size_t>(numElements(t)) * ir::dtypeSize(t.dtype);
+}
+
+void Tensor::Free::operator()(void *p) const { std::free(p); }
+
+Tensor::Tensor(ir::TensorType type) : type_(std::move(type)) {
+  size_t n = byteSize(type_);
+  size_t rounded = (n + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, rounded ? rounded : 64);
+  data_.reset(p);
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(type_);
+  std::memcpy(t.raw(), raw(), bytes());
+  return t;
+}
+
+} // namespace dtnn::runtime
