@@ -190,7 +190,12 @@ std::unique_ptr<ir::Module> compileLoaded(const std::string &name, std::string t
   const ModelDecl *model = selectModel(main, opts, diags);
   if (!model || diags.hasErrors()) return nullptr;
   Elaborator elab(program, diags);
-  return elab.buildModel(*model);
+  auto module = elab.buildModel(*model);
+  if (!module) return nullptr;
+  for (const auto &t : main.trains)
+    if (t->model == model->name) evalTrainSection(*t, module->trainConfig(), diags);
+  if (diags.hasErrors()) return nullptr;
+  return module;
 }
 
 } // namespace

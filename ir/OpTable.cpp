@@ -48,6 +48,7 @@ const OpTable &OpTable::get() {
     registerElementwiseOps(t);
     registerActivationOps(t);
     registerDropoutOps(t);
+    registerEncodingOps(t);
     registerLossOps(t);
     registerOptimizerOps(t);
     return t;

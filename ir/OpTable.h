@@ -36,6 +36,7 @@ void registerShapeOps(OpTable &t);
 void registerElementwiseOps(OpTable &t);
 void registerActivationOps(OpTable &t);
 void registerDropoutOps(OpTable &t);
+void registerEncodingOps(OpTable &t);
 void registerLossOps(OpTable &t);
 void registerOptimizerOps(OpTable &t);
 

@@ -9,6 +9,8 @@ const std::vector<Pipeline> &builtinPipelines() {
        {"shape-infer", "canonicalize", "cse", "dce"}},
       {"default", "The pipeline `dtnnc compile` runs.",
        {"shape-infer", "canonicalize", "cse", "dce"}},
+      {"train", "Builds the train and eval steps: `dtnnc compile --emit=train-ir`, dtnn-run.",
+       {"shape-infer", "canonicalize", "cse", "dce", "autodiff", "cse", "dce"}},
   };
   return pipelines;
 }

@@ -31,10 +31,13 @@ Tensor::Tensor(ir::TensorType type) : type_(std::move(type)) {
   data_.reset(p);
 }
 
-Tensor Tensor::clone() const {
-  Tensor t(type_);
-  std::memcpy(t.raw(), raw(), bytes());
-  return t;
+Tensor::Tensor(const Tensor &o) : Tensor(o.type_) {
+  if (o.data_) std::memcpy(raw(), o.raw(), bytes());
+}
+
+Tensor &Tensor::operator=(const Tensor &o) {
+  if (this != &o) *this = Tensor(o);
+  return *this;
 }
 
 } // namespace dtnn::runtime

@@ -112,7 +112,7 @@ frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
 int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
-                               {"emit", "KIND", "what to print: ast or ir (default ir)"},
+                               {"emit", "KIND", "what to print: ast, ir, or train-ir (the train and eval steps) (default ir)"},
                                {"I", "DIR", "also search DIR for imported files", true}});
   std::string err;
   auto args = cli::parseArgs(argv, specs, err);
@@ -123,8 +123,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
   }
   if (args->positional.size() != 1) return usageError("compile", "expected one input file");
   std::string emitKind = args->get("emit", "ir");
-  if (emitKind != "ast" && emitKind != "ir")
-    return usageError("compile", "unknown --emit kind '" + emitKind + "' (expected ast or ir)");
+  if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir")
+    return usageError("compile",
+                      "unknown --emit kind '" + emitKind + "' (expected ast, ir or train-ir)");
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
   std::ostringstream out;
@@ -135,7 +136,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
   }
   auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
   if (!module) return kInputError;
-  if (!runPasses(*args, "default", *module, out, err))
+  if (!runPasses(*args, emitKind == "train-ir" ? "train" : "default", *module, out, err))
     return err.empty() ? kInputError : usageError("compile", err);
   ir::printModule(*module, out);
   return emit(*args, out.str());

@@ -1,8 +1,70 @@
-// Reference kernels of the ops declared in ir/ops/Dropout.cpp.
+// Reference kernels of dropout (declared in ir/ops/Norm.cpp) and of the ops
+// declared in ir/ops/Dropout.cpp. The mask of
+// element i is a pure function of (seed, step, i): a splitmix64 hash of a
+// per-step key plus i times the golden-ratio increment, so the result does
+// not depend on the thread count or on how the loop is split.
 #include "backends/reference/KernelUtil.h"
+
+#include <algorithm>
 
 namespace dtnn::reference {
 
-void registerDropoutKernels(KernelTable &) {}
+namespace {
+
+// The splitmix64 finalizer: a bijective mix of 64 bits.
+inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
+
+// The key of one (seed, step) pair; element i draws mix64(key + i * kGolden).
+inline uint64_t dropoutKey(int64_t seed, int64_t step) {
+  return mix64(mix64(static_cast<uint64_t>(seed) + kGolden) ^ static_cast<uint64_t>(step));
+}
+
+// Reads the integer step operand (i64 or i32).
+int64_t readStep(const TensorView &v) {
+  if (v.type.dtype == ir::DType::I32) return *v.as<int32_t>();
+  return *v.as<int64_t>();
+}
+
+// y = x * mask and mask, where mask is 1/(1-rate) for an element kept (with
+// probability 1-rate: its 53-bit uniform draw is at least rate) and 0 else.
+template <typename T> void dropoutTrainKernel(const KernelArgs &a) {
+  const T *x = a.in[0].as<T>();
+  T *y = a.out[0].as<T>(), *mask = a.out[1].as<T>();
+  double rate = a.op.attrs().getFloat("rate");
+  uint64_t key = dropoutKey(a.op.attrs().getInt("seed"), readStep(a.in[1]));
+  // Draws below the threshold are dropped; rate 0 drops nothing.
+  uint64_t threshold = static_cast<uint64_t>(rate * 0x1.0p53);
+  T keep = static_cast<T>(1 / (1 - rate));
+  int64_t n = a.in[0].numel();
+  constexpr int64_t kChunk = 1 << 14;
+  parallelFor((n + kChunk - 1) / kChunk, [&](int64_t chunk) {
+    int64_t end = std::min(n, (chunk + 1) * kChunk);
+    for (int64_t i = chunk * kChunk; i < end; ++i) {
+      uint64_t draw = mix64(key + static_cast<uint64_t>(i) * kGolden) >> 11;
+      mask[i] = draw >= threshold ? keep : T(0);
+      y[i] = x[i] * mask[i];
+    }
+  });
+}
+
+// Inference: dropout is the identity.
+template <typename T> void dropoutKernel(const KernelArgs &a) {
+  const T *x = a.in[0].as<T>();
+  T *y = a.out[0].as<T>();
+  if (x != y) std::copy(x, x + a.in[0].numel(), y);
+}
+
+} // namespace
+
+void registerDropoutKernels(KernelTable &t) {
+  DTNN_REF_KERNEL(t, "dropout", dropoutKernel);
+  DTNN_REF_KERNEL(t, "dropout_train", dropoutTrainKernel);
+}
 
 } // namespace dtnn::reference

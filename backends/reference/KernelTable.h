@@ -37,6 +37,7 @@ void registerShapeKernels(KernelTable &t);
 void registerElementwiseKernels(KernelTable &t);
 void registerActivationKernels(KernelTable &t);
 void registerDropoutKernels(KernelTable &t);
+void registerEncodingKernels(KernelTable &t);
 void registerLossKernels(KernelTable &t);
 void registerOptimizerKernels(KernelTable &t);
 

@@ -1,8 +1,146 @@
-// Reference kernels of the ops declared in ir/ops/Norm.cpp.
+// Reference kernels of the batch normalization ops declared in
+// ir/ops/Norm.cpp. The input is [N,C] or [N,C,H,W], seen as [N,C,S] with S the
+// spatial size (1 for [N,C]). Statistics are reduced per channel inside one
+// parallel iteration, in double precision, so the results do not depend on
+// the thread count.
 #include "backends/reference/KernelUtil.h"
+
+#include <cmath>
+#include <vector>
 
 namespace dtnn::reference {
 
-void registerNormKernels(KernelTable &) {}
+namespace {
+
+// The [N,C,S] view of a batchnorm input.
+struct Layout {
+  int64_t n, c, s;
+  explicit Layout(const TensorView &x) : n(x.dim(0)), c(x.dim(1)) {
+    s = n * c == 0 ? 0 : x.numel() / (n * c);
+  }
+  // The number of elements per channel.
+  int64_t count() const { return n * s; }
+  // Calls f(offset) for the start of each contiguous run of channel c.
+  template <typename F> void forChannel(int64_t ch, F &&f) const {
+    for (int64_t i = 0; i < n; ++i) f((i * c + ch) * s);
+  }
+};
+
+// Inference: y = (x - mean) * gamma / sqrt(var + eps) + beta.
+template <typename T> void batchNormKernel(const KernelArgs &a) {
+  Layout l(a.in[0]);
+  const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
+  const T *mean = a.in[3].as<T>(), *var = a.in[4].as<T>();
+  T *y = a.out[0].as<T>();
+  T eps = static_cast<T>(a.op.attrs().getFloat("eps"));
+  std::vector<T> scale(l.c), shift(l.c);
+  for (int64_t ch = 0; ch < l.c; ++ch) {
+    scale[ch] = gamma[ch] / std::sqrt(var[ch] + eps);
+    shift[ch] = beta[ch] - mean[ch] * scale[ch];
+  }
+  parallelFor(l.n, [&](int64_t i) {
+    for (int64_t ch = 0; ch < l.c; ++ch) {
+      int64_t o = (i * l.c + ch) * l.s;
+      for (int64_t k = 0; k < l.s; ++k) y[o + k] = x[o + k] * scale[ch] + shift[ch];
+    }
+  });
+}
+
+// Training: normalizes with the batch mean and biased variance per channel,
+// returns the mean and 1/sqrt(var + eps), and updates the running statistics
+// in place as PyTorch does: r = (1 - momentum) * r + momentum * stat, with
+// the unbiased variance for the running variance.
+template <typename T> void batchNormTrainKernel(const KernelArgs &a) {
+  Layout l(a.in[0]);
+  const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
+  T *runMean = a.in[3].as<T>(), *runVar = a.in[4].as<T>();
+  T *y = a.out[0].as<T>(), *meanOut = a.out[1].as<T>(), *invstdOut = a.out[2].as<T>();
+  double eps = a.op.attrs().getFloat("eps");
+  double momentum = a.op.attrs().getFloat("momentum");
+  int64_t count = l.count();
+  parallelFor(l.c, [&](int64_t ch) {
+    double sum = 0, sq = 0;
+    l.forChannel(ch, [&](int64_t o) {
+      for (int64_t k = 0; k < l.s; ++k) sum += x[o + k];
+    });
+    double mean = count ? sum / count : 0;
+    l.forChannel(ch, [&](int64_t o) {
+      for (int64_t k = 0; k < l.s; ++k) sq += (x[o + k] - mean) * (x[o + k] - mean);
+    });
+    double var = count ? sq / count : 0;
+    double unbiased = count > 1 ? sq / (count - 1) : var;
+    T m = static_cast<T>(mean), inv = static_cast<T>(1 / std::sqrt(var + eps));
+    meanOut[ch] = m;
+    invstdOut[ch] = inv;
+    T scale = gamma[ch] * inv, b = beta[ch];
+    l.forChannel(ch, [&](int64_t o) {
+      for (int64_t k = 0; k < l.s; ++k) y[o + k] = (x[o + k] - m) * scale + b;
+    });
+    runMean[ch] = static_cast<T>((1 - momentum) * runMean[ch] + momentum * mean);
+    runVar[ch] = static_cast<T>((1 - momentum) * runVar[ch] + momentum * unbiased);
+  });
+}
+
+// Gradient of batchnorm_train from the batch mean and invstd:
+// dbeta = sum(dy), dgamma = sum(dy * xhat),
+// dx = gamma * invstd * (dy - dbeta / M - xhat * dgamma / M), M = N*S.
+template <typename T> void batchNormBackwardKernel(const KernelArgs &a) {
+  Layout l(a.in[1]);
+  const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>(), *gamma = a.in[2].as<T>();
+  const T *mean = a.in[3].as<T>(), *invstd = a.in[4].as<T>();
+  T *dx = a.out[0].as<T>(), *dgamma = a.out[1].as<T>(), *dbeta = a.out[2].as<T>();
+  int64_t count = l.count();
+  parallelFor(l.c, [&](int64_t ch) {
+    T m = mean[ch], inv = invstd[ch];
+    double sdy = 0, sdyx = 0;
+    l.forChannel(ch, [&](int64_t o) {
+      for (int64_t k = 0; k < l.s; ++k) {
+        sdy += dy[o + k];
+        sdyx += dy[o + k] * ((x[o + k] - m) * inv);
+      }
+    });
+    dbeta[ch] = static_cast<T>(sdy);
+    dgamma[ch] = static_cast<T>(sdyx);
+    if (!count) return;
+    T scale = gamma[ch] * inv;
+    T meanDy = static_cast<T>(sdy / count), meanDyX = static_cast<T>(sdyx / count);
+    l.forChannel(ch, [&](int64_t o) {
+      for (int64_t k = 0; k < l.s; ++k)
+        dx[o + k] = scale * (dy[o + k] - meanDy - (x[o + k] - m) * inv * meanDyX);
+    });
+  });
+}
+
+// Gradient of inference batchnorm, whose statistics are constants:
+// dx = dy * gamma * invstd, dgamma = sum(dy * xhat), dbeta = sum(dy).
+template <typename T> void batchNormBackwardFrozenKernel(const KernelArgs &a) {
+  Layout l(a.in[1]);
+  const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>(), *gamma = a.in[2].as<T>();
+  const T *mean = a.in[3].as<T>(), *var = a.in[4].as<T>();
+  T *dx = a.out[0].as<T>(), *dgamma = a.out[1].as<T>(), *dbeta = a.out[2].as<T>();
+  T eps = static_cast<T>(a.op.attrs().getFloat("eps"));
+  parallelFor(l.c, [&](int64_t ch) {
+    T m = mean[ch], inv = 1 / std::sqrt(var[ch] + eps), scale = gamma[ch] * inv;
+    double sdy = 0, sdyx = 0;
+    l.forChannel(ch, [&](int64_t o) {
+      for (int64_t k = 0; k < l.s; ++k) {
+        sdy += dy[o + k];
+        sdyx += dy[o + k] * ((x[o + k] - m) * inv);
+        dx[o + k] = dy[o + k] * scale;
+      }
+    });
+    dbeta[ch] = static_cast<T>(sdy);
+    dgamma[ch] = static_cast<T>(sdyx);
+  });
+}
+
+} // namespace
+
+void registerNormKernels(KernelTable &t) {
+  DTNN_REF_KERNEL(t, "batchnorm", batchNormKernel);
+  DTNN_REF_KERNEL(t, "batchnorm_train", batchNormTrainKernel);
+  DTNN_REF_KERNEL(t, "batchnorm_backward", batchNormBackwardKernel);
+  DTNN_REF_KERNEL(t, "batchnorm_backward_frozen", batchNormBackwardFrozenKernel);
+}
 
 } // namespace dtnn::reference

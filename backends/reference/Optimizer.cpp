@@ -1,8 +1,169 @@
-// Reference kernels of the ops declared in ir/ops/Optimizer.cpp.
+// Reference kernels of the ops declared in ir/ops/Optimizer.cpp. Each update
+// writes the parameter (operand 0) and its state buffers in place. The
+// per-step scalars (bias corrections, step sizes) are computed in double as
+// PyTorch computes them in Python; the elementwise arithmetic runs in the
+// parameter's type, in PyTorch's order of operations. Updates are
+// elementwise, so splitting them over threads does not change results.
 #include "backends/reference/KernelUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 namespace dtnn::reference {
 
-void registerOptimizerKernels(KernelTable &) {}
+namespace {
+
+// Elements per parallel work item.
+constexpr int64_t kChunk = 4096;
+
+// Runs body(i) for every element i in [0, n), in parallel chunks.
+template <typename Body> void forElements(int64_t n, Body &&body) {
+  parallelFor((n + kChunk - 1) / kChunk, [&](int64_t c) {
+    for (int64_t i = c * kChunk, e = std::min(n, (c + 1) * kChunk); i < e; ++i) body(i);
+  });
+}
+
+double attr(const KernelArgs &a, const char *name) { return a.op.attrs().getFloat(name); }
+
+// sgd_update %p, %g, %lr [, %step, %buf] {momentum, dampening, nesterov, weight_decay}:
+//   d = g + wd p; buf = d on step 1, else momentum buf + (1 - dampening) d;
+//   d = nesterov ? d + momentum buf : buf; p -= lr d.
+template <typename T> void sgdUpdate(const KernelArgs &a) {
+  T *p = a.in[0].as<T>();
+  const T *g = a.in[1].as<T>();
+  int64_t n = a.in[0].numel();
+  T lr = static_cast<T>(readScalar(a.in[2]));
+  T wd = static_cast<T>(attr(a, "weight_decay"));
+  T momentum = static_cast<T>(attr(a, "momentum"));
+  if (momentum == 0) {
+    forElements(n, [&](int64_t i) {
+      T d = wd != 0 ? g[i] + wd * p[i] : g[i];
+      p[i] -= lr * d;
+    });
+    return;
+  }
+  bool first = readScalar(a.in[3]) <= 1;
+  T *buf = a.in[4].as<T>();
+  T keep = static_cast<T>(1 - attr(a, "dampening"));
+  bool nesterov = a.op.attrs().getBool("nesterov");
+  forElements(n, [&](int64_t i) {
+    T d = wd != 0 ? g[i] + wd * p[i] : g[i];
+    buf[i] = first ? d : momentum * buf[i] + keep * d;
+    d = nesterov ? d + momentum * buf[i] : buf[i];
+    p[i] -= lr * d;
+  });
+}
+
+// The Adam and AdamW update after any decoupled decay: moments, bias
+// corrections, then p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
+template <typename T> void adamCore(const KernelArgs &a, double l2) {
+  T *p = a.in[0].as<T>();
+  const T *g = a.in[1].as<T>();
+  T *m = a.in[4].as<T>();
+  T *v = a.in[5].as<T>();
+  int64_t n = a.in[0].numel();
+  double lr = readScalar(a.in[2]), step = readScalar(a.in[3]);
+  double beta1 = attr(a, "beta1"), beta2 = attr(a, "beta2");
+  T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+  T c1 = static_cast<T>(1 - beta1), c2 = static_cast<T>(1 - beta2);
+  T eps = static_cast<T>(attr(a, "eps")), wd = static_cast<T>(l2);
+  T stepSize = static_cast<T>(lr / (1 - std::pow(beta1, step)));
+  T bc2Sqrt = static_cast<T>(std::sqrt(1 - std::pow(beta2, step)));
+  forElements(n, [&](int64_t i) {
+    T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
+    m[i] = b1 * m[i] + c1 * gi;
+    v[i] = b2 * v[i] + c2 * gi * gi;
+    p[i] -= stepSize * (m[i] / (std::sqrt(v[i]) / bc2Sqrt + eps));
+  });
+}
+
+// adam_update %p, %g, %lr, %step, %m, %v {beta1, beta2, eps, weight_decay}:
+// weight decay is added to the gradient (L2), as torch.optim.Adam does.
+template <typename T> void adamUpdate(const KernelArgs &a) {
+  adamCore<T>(a, attr(a, "weight_decay"));
+}
+
+// adamw_update: p *= 1 - lr wd first (decoupled decay), then Adam without L2.
+template <typename T> void adamwUpdate(const KernelArgs &a) {
+  T *p = a.in[0].as<T>();
+  T decay = static_cast<T>(1 - readScalar(a.in[2]) * attr(a, "weight_decay"));
+  if (decay != 1) forElements(a.in[0].numel(), [&](int64_t i) { p[i] *= decay; });
+  adamCore<T>(a, 0);
+}
+
+// rmsprop_update %p, %g, %lr, %square_avg [, %buf] {alpha, eps, weight_decay, momentum}:
+//   g += wd p; sq = alpha sq + (1 - alpha) g^2; avg = sqrt(sq) + eps;
+//   with momentum: buf = momentum buf + g / avg, p -= lr buf; else p -= lr g / avg.
+template <typename T> void rmspropUpdate(const KernelArgs &a) {
+  T *p = a.in[0].as<T>();
+  const T *g = a.in[1].as<T>();
+  T *sq = a.in[3].as<T>();
+  T *buf = a.in.size() > 4 ? a.in[4].as<T>() : nullptr;
+  int64_t n = a.in[0].numel();
+  T lr = static_cast<T>(readScalar(a.in[2]));
+  double alpha = attr(a, "alpha");
+  T keep = static_cast<T>(alpha), mix = static_cast<T>(1 - alpha);
+  T eps = static_cast<T>(attr(a, "eps")), wd = static_cast<T>(attr(a, "weight_decay"));
+  T momentum = static_cast<T>(attr(a, "momentum"));
+  forElements(n, [&](int64_t i) {
+    T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
+    sq[i] = keep * sq[i] + mix * gi * gi;
+    T avg = std::sqrt(sq[i]) + eps;
+    if (buf) {
+      buf[i] = momentum * buf[i] + gi / avg;
+      p[i] -= lr * buf[i];
+    } else {
+      p[i] -= lr * (gi / avg);
+    }
+  });
+}
+
+// nadam_update %p, %g, %lr, %step, %m, %v, %mu_product {beta1, beta2, eps,
+// weight_decay, momentum_decay}, with mu_t = beta1 (1 - 0.5 * 0.96^(t md)):
+//   mu_product *= mu_t; m, v as Adam; denom = sqrt(v / bc2) + eps;
+//   p -= lr (1 - mu_t) / (1 - mu_product) g / denom
+//   p -= lr mu_{t+1} / (1 - mu_product mu_{t+1}) m / denom.
+// The second product is mu_product * mu_{t+1}, as in PyTorch since 2.0 (1.x
+// multiplied by mu_t twice).
+template <typename T> void nadamUpdate(const KernelArgs &a) {
+  T *p = a.in[0].as<T>();
+  const T *g = a.in[1].as<T>();
+  T *m = a.in[4].as<T>();
+  T *v = a.in[5].as<T>();
+  T *muProduct = a.in[6].as<T>();
+  int64_t n = a.in[0].numel();
+  double lr = readScalar(a.in[2]), step = readScalar(a.in[3]);
+  double beta1 = attr(a, "beta1"), beta2 = attr(a, "beta2");
+  double decay = attr(a, "momentum_decay");
+  double mu = beta1 * (1 - 0.5 * std::pow(0.96, step * decay));
+  double muNext = beta1 * (1 - 0.5 * std::pow(0.96, (step + 1) * decay));
+  *muProduct = static_cast<T>(*muProduct * mu);
+  double product = *muProduct;
+  T gradStep = static_cast<T>(-lr * (1 - mu) / (1 - product));
+  T momentumStep = static_cast<T>(-lr * muNext / (1 - product * muNext));
+  T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+  T c1 = static_cast<T>(1 - beta1), c2 = static_cast<T>(1 - beta2);
+  T bc2 = static_cast<T>(1 - std::pow(beta2, step));
+  T eps = static_cast<T>(attr(a, "eps")), wd = static_cast<T>(attr(a, "weight_decay"));
+  forElements(n, [&](int64_t i) {
+    T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
+    m[i] = b1 * m[i] + c1 * gi;
+    v[i] = b2 * v[i] + c2 * gi * gi;
+    T denom = std::sqrt(v[i] / bc2) + eps;
+    p[i] += gradStep * (gi / denom);
+    p[i] += momentumStep * (m[i] / denom);
+  });
+}
+
+} // namespace
+
+void registerOptimizerKernels(KernelTable &t) {
+  DTNN_REF_KERNEL(t, "sgd_update", sgdUpdate);
+  DTNN_REF_KERNEL(t, "adam_update", adamUpdate);
+  DTNN_REF_KERNEL(t, "adamw_update", adamwUpdate);
+  DTNN_REF_KERNEL(t, "rmsprop_update", rmspropUpdate);
+  DTNN_REF_KERNEL(t, "nadam_update", nadamUpdate);
+}
 
 } // namespace dtnn::reference

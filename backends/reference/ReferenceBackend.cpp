@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -21,6 +22,7 @@ const KernelTable &KernelTable::get() {
     registerElementwiseKernels(t);
     registerActivationKernels(t);
     registerDropoutKernels(t);
+    registerEncodingKernels(t);
     registerLossKernels(t);
     registerOptimizerKernels(t);
     return t;
@@ -28,7 +30,10 @@ const KernelTable &KernelTable::get() {
   return table;
 }
 
-void KernelTable::add(const std::string &op, KernelFn fn) { kernels_[op] = std::move(fn); }
+void KernelTable::add(const std::string &op, KernelFn fn) {
+  assert(!kernels_.count(op) && "reference kernel registered twice");
+  kernels_[op] = std::move(fn);
+}
 
 const KernelFn *KernelTable::find(const std::string &op) const {
   auto it = kernels_.find(op);

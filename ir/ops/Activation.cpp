@@ -1,5 +1,9 @@
-// Activations: elementwise nonlinearities on floating-point tensors, and the
-// softmax family, which normalizes along one axis.
+// Activations: elementwise nonlinearities on floating-point tensors, the
+// softmax family, which normalizes along one axis, and their backward ops.
+// A backward op `<act>_backward %dy, %x` takes the forward input, except for
+// sigmoid, tanh, softmax and log_softmax, whose backward ops take the forward
+// result y (`%dy, %y`), from which their derivatives are cheaper.
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -36,6 +40,8 @@ OpDef unaryOp(std::string name, std::string summary) {
       .inferShape = std::move(rule),
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
   };
 }
 
@@ -69,12 +75,63 @@ ShapeFn softmaxRule(std::string op) {
   };
 }
 
+// The shape rule of a backward op: dy and the saved x (or y) of one
+// floating-point type, which the result has. Attributes are checked by the
+// forward op's rule, run on the saved operand.
+ShapeFn backwardRule(std::string op, ShapeFn forward) {
+  return [op = std::move(op), forward = std::move(forward)](InferCtx &ctx) {
+    const TensorType &dy = ctx.operands[0];
+    const TensorType &saved = ctx.operands[1];
+    if (dy != saved)
+      return ctx.fail(op + " gradient " + dy.str() + " does not match " + saved.str(), {0, 1});
+    std::vector<TensorType> one = {saved};
+    InferCtx inner{one, ctx.attrs, {}, {}, {}};
+    if (!forward(inner)) return ctx.fail(op + ": " + inner.error, {1});
+    ctx.results = {saved};
+    return true;
+  };
+}
+
+// The gradient rule of activation `op`: dx = op_backward(dy, saved) with the
+// forward attributes, where saved is the input x or, with useResult, y.
+GradFn activationGrad(std::string op, bool useResult) {
+  return [name = op + "_backward", useResult](GradCtx &ctx) {
+    if (!ctx.dy[0] || !ctx.needed[0]) return true;
+    Value *saved = useResult ? ctx.op.result(0) : ctx.op.operand(0);
+    ctx.dx[0] = ctx.b.create1(name, {ctx.dy[0], saved}, ctx.op.attrs());
+    return ctx.dx[0] || ctx.fail(ctx.b.error());
+  };
+}
+
+// Adds activation `def` with its grad rule and its backward op, which has
+// the same attributes; `useResult` selects y over x as the saved operand.
+void addWithBackward(OpTable &t, bool useResult, OpDef def) {
+  std::string name = def.name;
+  std::string saved = useResult ? "y" : "x";
+  OpDef back{
+      .name = name + "_backward",
+      .summary = "Gradient of " + name + " from the result gradient dy and the forward " +
+                 (useResult ? "result y." : "input x."),
+      .operands = {{"dy"}, {saved}},
+      .attrs = def.attrs,
+      .fusion = def.fusion,
+      .inferShape = backwardRule(name + "_backward", def.inferShape),
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
+  };
+  def.grad = activationGrad(name, useResult);
+  t.add(std::move(def));
+  t.add(std::move(back));
+}
+
 } // namespace
 
 void registerActivationOps(OpTable &t) {
-  t.add(unaryOp("relu", "Rectified linear unit, max(x, 0)."));
-  t.add(unaryOp("relu6", "Rectified linear unit clipped to [0, 6]."));
-  t.add({
+  addWithBackward(t, false, unaryOp("relu", "Rectified linear unit, max(x, 0)."));
+  addWithBackward(t, false, unaryOp("relu6", "Rectified linear unit clipped to [0, 6]."));
+  OpDef leakyRelu{
       .name = "leaky_relu",
       .summary = "Leaky rectified linear unit: x for x > 0, alpha * x otherwise.",
       .operands = {{"x"}},
@@ -83,11 +140,14 @@ void registerActivationOps(OpTable &t) {
       .inferShape = inferLeakyRelu,
       .macs = nullptr,
       .layer = std::nullopt,
-  });
-  t.add(unaryOp("sigmoid", "Logistic sigmoid, 1 / (1 + exp(-x))."));
-  t.add(unaryOp("tanh", "Hyperbolic tangent."));
-  t.add(unaryOp("silu", "Sigmoid linear unit (swish), x * sigmoid(x)."));
-  t.add({
+      .grad = nullptr,
+      .trainForm = "",
+  };
+  addWithBackward(t, false, std::move(leakyRelu));
+  addWithBackward(t, true, unaryOp("sigmoid", "Logistic sigmoid, 1 / (1 + exp(-x))."));
+  addWithBackward(t, true, unaryOp("tanh", "Hyperbolic tangent."));
+  addWithBackward(t, false, unaryOp("silu", "Sigmoid linear unit (swish), x * sigmoid(x)."));
+  OpDef gelu{
       .name = "gelu",
       .summary = "Gaussian error linear unit, exact (erf) or with the tanh approximation.",
       .operands = {{"x"}},
@@ -96,10 +156,13 @@ void registerActivationOps(OpTable &t) {
       .inferShape = inferGelu,
       .macs = nullptr,
       .layer = std::nullopt,
-  });
-  t.add(unaryOp("hard_sigmoid", "Piecewise-linear sigmoid, relu6(x + 3) / 6."));
-  t.add(unaryOp("hard_swish", "Piecewise-linear swish, x * relu6(x + 3) / 6."));
-  t.add({
+      .grad = nullptr,
+      .trainForm = "",
+  };
+  addWithBackward(t, false, std::move(gelu));
+  addWithBackward(t, false, unaryOp("hard_sigmoid", "Piecewise-linear sigmoid, relu6(x + 3) / 6."));
+  addWithBackward(t, false, unaryOp("hard_swish", "Piecewise-linear swish, x * relu6(x + 3) / 6."));
+  OpDef softmax{
       .name = "softmax",
       .summary = "Softmax along axis: exp(x) divided by its sum over that axis.",
       .operands = {{"x"}},
@@ -108,8 +171,11 @@ void registerActivationOps(OpTable &t) {
       .inferShape = softmaxRule("softmax"),
       .macs = nullptr,
       .layer = std::nullopt,
-  });
-  t.add({
+      .grad = nullptr,
+      .trainForm = "",
+  };
+  addWithBackward(t, true, std::move(softmax));
+  OpDef logSoftmax{
       .name = "log_softmax",
       .summary = "Logarithm of the softmax along axis, computed stably.",
       .operands = {{"x"}},
@@ -118,7 +184,10 @@ void registerActivationOps(OpTable &t) {
       .inferShape = softmaxRule("log_softmax"),
       .macs = nullptr,
       .layer = std::nullopt,
-  });
+      .grad = nullptr,
+      .trainForm = "",
+  };
+  addWithBackward(t, true, std::move(logSoftmax));
 }
 
 } // namespace dtnn::ir

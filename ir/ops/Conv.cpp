@@ -1,5 +1,6 @@
 // Convolution: conv2d, with stride, padding, dilation and groups (depthwise
-// when groups equals the input channels).
+// when groups equals the input channels), and its backward ops.
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -14,6 +15,12 @@ bool inferConv2d(InferCtx &ctx) {
   if (x.rank() != 4)
     return ctx.fail("conv2d expects a 4-d input [N,C,H,W], got " + x.str(), {0});
   if (w.rank() != 4) return ctx.fail("conv2d weight must be 4-d, got " + w.str(), {1});
+  if (!isFloatType(x.dtype))
+    return ctx.fail("conv2d expects a floating-point input, got " + x.str(), {0});
+  if (w.dtype != x.dtype)
+    return ctx.fail("conv2d weight " + w.str() + " does not match the element type of input " +
+                        x.str(),
+                    {0, 1});
   auto stride = expandInts(ctx.attrs.getInts("stride"), 2);
   auto pad = expandPad(ctx.attrs.getInts("pad"));
   auto dil = expandInts(ctx.attrs.getInts("dilation"), 2);
@@ -39,8 +46,9 @@ bool inferConv2d(InferCtx &ctx) {
                     {0, 1});
   if (ctx.operands.size() > 2) {
     const TensorType &b = ctx.operands[2];
-    if (b.rank() != 1 || b.dims[0] != k)
-      return ctx.fail("conv2d bias must be [" + std::to_string(k) + "], got " + b.str(), {2});
+    if (b.rank() != 1 || b.dims[0] != k || b.dtype != x.dtype)
+      return ctx.fail("conv2d bias must be " + TensorType(x.dtype, {k}).str() + ", got " + b.str(),
+                      {2});
   }
   int64_t oh = windowOutDim(x.dims[2], w.dims[2], (*stride)[0], (*pad)[0], (*pad)[2], (*dil)[0],
                             false);
@@ -59,6 +67,85 @@ int64_t conv2dMacs(const std::vector<TensorType> &in, const std::vector<TensorTy
                    const AttrMap &) {
   const TensorType &w = in[1], &y = out[0];
   return y.dims[1] * y.dims[2] * y.dims[3] * w.dims[1] * w.dims[2] * w.dims[3];
+}
+
+// True when two types have the same element type and rank and every pair of
+// dimensions agrees or one of them is dynamic.
+bool compatibleTypes(const TensorType &a, const TensorType &b) {
+  if (a.dtype != b.dtype || a.rank() != b.rank()) return false;
+  for (size_t i = 0; i < a.rank(); ++i)
+    if (a.dims[i] != b.dims[i] && a.dims[i] != kDynamic && b.dims[i] != kDynamic) return false;
+  return true;
+}
+
+// Shared by the data and weight gradients: runs conv2d's shape rule on the
+// forward operands x and w (operand positions xAt and wAt) and checks that
+// dy (operand 0) has the type of the forward result.
+bool checkConvGradient(InferCtx &ctx, const std::string &op, int xAt, int wAt) {
+  std::vector<TensorType> forward = {ctx.operands[xAt], ctx.operands[wAt]};
+  InferCtx sub{forward, ctx.attrs, {}, {}, {}};
+  if (!inferConv2d(sub)) {
+    std::vector<int> blame;
+    for (int i : sub.blame) blame.push_back(i == 0 ? xAt : wAt);
+    return ctx.fail(op + ": " + sub.error, blame);
+  }
+  const TensorType &dy = ctx.operands[0];
+  if (!compatibleTypes(dy, sub.results[0]))
+    return ctx.fail(op + " gradient " + dy.str() + " does not match the conv2d result " +
+                        sub.results[0].str(),
+                    {0});
+  return true;
+}
+
+// Operands: dy [N,K,OH,OW], weight, x (the shape donor); the result has x's type.
+bool inferConv2dBackwardData(InferCtx &ctx) {
+  if (!checkConvGradient(ctx, "conv2d_backward_data", 2, 1)) return false;
+  ctx.results = {ctx.operands[2]};
+  return true;
+}
+
+// Operands: dy [N,K,OH,OW], x, weight (the shape donor); the result has the weight's type.
+bool inferConv2dBackwardWeights(InferCtx &ctx) {
+  if (!checkConvGradient(ctx, "conv2d_backward_weights", 1, 2)) return false;
+  ctx.results = {ctx.operands[2]};
+  return true;
+}
+
+// Operand: dy [N,K,OH,OW]; the result is [K].
+bool inferConv2dBackwardBias(InferCtx &ctx) {
+  const TensorType &dy = ctx.operands[0];
+  if (dy.rank() != 4 || !isFloatType(dy.dtype))
+    return ctx.fail("conv2d_backward_bias expects a 4-d floating-point gradient, got " + dy.str(),
+                    {0});
+  ctx.results = {TensorType(dy.dtype, {dy.dims[1]})};
+  return true;
+}
+
+// The gradient ops take the multiply-accumulates of the forward op: operand
+// 0 is dy (the forward result) and operand `wAt` the weight.
+MacsFn conv2dGradientMacs(size_t wAt) {
+  return [wAt](const std::vector<TensorType> &in, const std::vector<TensorType> &,
+               const AttrMap &) {
+    const TensorType &w = in[wAt], &dy = in[0];
+    return dy.dims[1] * dy.dims[2] * dy.dims[3] * w.dims[1] * w.dims[2] * w.dims[3];
+  };
+}
+
+// dx = conv2d_backward_data(dy, w, x), dw = conv2d_backward_weights(dy, x, w),
+// db = conv2d_backward_bias(dy); each only where the operand needs it.
+bool gradConv2d(GradCtx &ctx) {
+  Value *dy = ctx.dy[0];
+  if (!dy) return true;
+  Value *x = ctx.op.operand(0), *w = ctx.op.operand(1);
+  const AttrMap &a = ctx.op.attrs();
+  if (ctx.needed[0] && !(ctx.dx[0] = ctx.b.create1("conv2d_backward_data", {dy, w, x}, a)))
+    return false;
+  if (ctx.needed[1] && !(ctx.dx[1] = ctx.b.create1("conv2d_backward_weights", {dy, x, w}, a)))
+    return false;
+  if (ctx.needed.size() > 2 && ctx.needed[2] &&
+      !(ctx.dx[2] = ctx.b.create1("conv2d_backward_bias", {dy})))
+    return false;
+  return true;
 }
 
 // conv2d(channels, kernel, stride=1, pad=0, dilation=1, groups=1, bias=true)
@@ -100,6 +187,14 @@ bool buildConv2d(LayerCtx &ctx) {
   return true;
 }
 
+// The IR attributes of conv2d, shared by its backward ops.
+std::vector<AttrSpec> conv2dAttrs() {
+  return {{"stride", AttrKind::Ints, AttrValue(std::vector<int64_t>{1, 1})},
+          {"pad", AttrKind::Ints, AttrValue(std::vector<int64_t>{0, 0, 0, 0})},
+          {"dilation", AttrKind::Ints, AttrValue(std::vector<int64_t>{1, 1})},
+          {"groups", AttrKind::Int, AttrValue(int64_t{1})}};
+}
+
 } // namespace
 
 void registerConvOps(OpTable &t) {
@@ -107,10 +202,7 @@ void registerConvOps(OpTable &t) {
       .name = "conv2d",
       .summary = "2-d convolution over [N,C,H,W] with an [K,C/groups,KH,KW] weight.",
       .operands = {{"x"}, {"weight"}, {"bias", OperandSpec::Optional}},
-      .attrs = {{"stride", AttrKind::Ints, AttrValue(std::vector<int64_t>{1, 1})},
-                {"pad", AttrKind::Ints, AttrValue(std::vector<int64_t>{0, 0, 0, 0})},
-                {"dilation", AttrKind::Ints, AttrValue(std::vector<int64_t>{1, 1})},
-                {"groups", AttrKind::Int, AttrValue(int64_t{1})}},
+      .attrs = conv2dAttrs(),
       .fusion = FusionClass::Opaque,
       .inferShape = inferConv2d,
       .macs = conv2dMacs,
@@ -124,6 +216,46 @@ void registerConvOps(OpTable &t) {
                           {"bias", AttrKind::Bool, AttrValue(true)},
                           {"init", AttrKind::String, AttrValue(std::string("he_uniform"))}},
                          buildConv2d},
+      .grad = gradConv2d,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "conv2d_backward_data",
+      .summary = "Gradient of conv2d with respect to its input, from dy, the weight and the "
+                 "input as shape donor.",
+      .operands = {{"dy"}, {"weight"}, {"x"}},
+      .attrs = conv2dAttrs(),
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferConv2dBackwardData,
+      .macs = conv2dGradientMacs(1),
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "conv2d_backward_weights",
+      .summary = "Gradient of conv2d with respect to its weight, from dy, the input and the "
+                 "weight as shape donor.",
+      .operands = {{"dy"}, {"x"}, {"weight"}},
+      .attrs = conv2dAttrs(),
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferConv2dBackwardWeights,
+      .macs = conv2dGradientMacs(2),
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "conv2d_backward_bias",
+      .summary = "Gradient of conv2d with respect to its bias: dy [N,K,OH,OW] summed to [K].",
+      .operands = {{"dy"}},
+      .attrs = {},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferConv2dBackwardBias,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
   });
 }
 

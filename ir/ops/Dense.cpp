@@ -1,4 +1,6 @@
-// Fully connected layer: dense, y = x * weight^T + bias over [N,K] inputs.
+// Fully connected layer: dense, y = x * weight^T + bias over [N,K] inputs,
+// and the three ops of its gradient.
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -41,6 +43,76 @@ int64_t denseMacs(const std::vector<TensorType> &operands, const std::vector<Ten
   return operands[1].staticElements();
 }
 
+// Checks that operand `i` of a dense backward op is a matrix of the element
+// type of dy (operand 0); `what` names it in the message.
+bool checkMatrix(InferCtx &ctx, const std::string &op, size_t i, const char *what) {
+  const TensorType &t = ctx.operands[i];
+  if (t.rank() != 2) return ctx.fail(op + " expects a 2-d " + what + ", got " + t.str(), {int(i)});
+  if (t.dtype != ctx.operands[0].dtype || !isFloatType(t.dtype))
+    return ctx.fail(op + " " + what + " " + t.str() + " does not match the element type of dy " +
+                        ctx.operands[0].str(),
+                    {0, int(i)});
+  return true;
+}
+
+// True when two dimensions can be equal (either is the dynamic batch).
+bool dimsAgree(int64_t a, int64_t b) { return a == kDynamic || b == kDynamic || a == b; }
+
+// Operands: dy [N,M], weight [M,K]; result dx [N,K].
+bool inferDenseBackwardData(InferCtx &ctx) {
+  const std::string op = "dense_backward_data";
+  if (!checkMatrix(ctx, op, 0, "dy") || !checkMatrix(ctx, op, 1, "weight")) return false;
+  const TensorType &dy = ctx.operands[0], &w = ctx.operands[1];
+  if (!dimsAgree(dy.dims[1], w.dims[0]))
+    return ctx.fail(op + " dy " + dy.str() + " does not match weight " + w.str(), {0, 1});
+  ctx.results = {TensorType(dy.dtype, {dy.dims[0], w.dims[1]})};
+  return true;
+}
+
+// Operands: dy [N,M], x [N,K]; result dweight [M,K].
+bool inferDenseBackwardWeights(InferCtx &ctx) {
+  const std::string op = "dense_backward_weights";
+  if (!checkMatrix(ctx, op, 0, "dy") || !checkMatrix(ctx, op, 1, "x")) return false;
+  const TensorType &dy = ctx.operands[0], &x = ctx.operands[1];
+  if (!dimsAgree(dy.dims[0], x.dims[0]))
+    return ctx.fail(op + " dy " + dy.str() + " and x " + x.str() + " differ in the batch", {0, 1});
+  ctx.results = {TensorType(dy.dtype, {dy.dims[1], x.dims[1]})};
+  return true;
+}
+
+// Operand: dy [N,M]; result dbias [M].
+bool inferDenseBackwardBias(InferCtx &ctx) {
+  if (!checkMatrix(ctx, "dense_backward_bias", 0, "dy")) return false;
+  const TensorType &dy = ctx.operands[0];
+  ctx.results = {TensorType(dy.dtype, {dy.dims[1]})};
+  return true;
+}
+
+// One multiply-accumulate per weight element and sample, as the forward.
+int64_t denseBackwardDataMacs(const std::vector<TensorType> &operands,
+                              const std::vector<TensorType> &, const AttrMap &) {
+  return operands[1].staticElements();
+}
+int64_t denseBackwardWeightsMacs(const std::vector<TensorType> &,
+                                 const std::vector<TensorType> &results, const AttrMap &) {
+  return results[0].staticElements();
+}
+
+// dx = dy * weight, dweight = dy^T * x, dbias = the sum of dy over the batch.
+bool gradDense(GradCtx &ctx) {
+  Value *dy = ctx.dy[0];
+  if (!dy) return true;
+  const Op &op = ctx.op;
+  if (ctx.needed[0] && !(ctx.dx[0] = ctx.b.create1("dense_backward_data", {dy, op.operand(1)})))
+    return false;
+  if (ctx.needed[1] && !(ctx.dx[1] = ctx.b.create1("dense_backward_weights", {dy, op.operand(0)})))
+    return false;
+  if (op.operands().size() > 2 && ctx.needed[2] &&
+      !(ctx.dx[2] = ctx.b.create1("dense_backward_bias", {dy})))
+    return false;
+  return true;
+}
+
 // dense(units, bias=true, init="he_uniform")
 bool buildDense(LayerCtx &ctx) {
   const TensorType &x = ctx.inputs[0];
@@ -72,6 +144,37 @@ void registerDenseOps(OpTable &t) {
                           {"bias", AttrKind::Bool, AttrValue(true)},
                           {"init", AttrKind::String, AttrValue(std::string("he_uniform"))}},
                          buildDense},
+      .grad = gradDense,
+  });
+  t.add({
+      .name = "dense_backward_data",
+      .summary = "Gradient of dense with respect to its input: dy [N,M] times weight [M,K].",
+      .operands = {{"dy"}, {"weight"}},
+      .attrs = {},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferDenseBackwardData,
+      .macs = denseBackwardDataMacs,
+      .layer = std::nullopt,
+  });
+  t.add({
+      .name = "dense_backward_weights",
+      .summary = "Gradient of dense with respect to its weight: dy^T [M,N] times x [N,K].",
+      .operands = {{"dy"}, {"x"}},
+      .attrs = {},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferDenseBackwardWeights,
+      .macs = denseBackwardWeightsMacs,
+      .layer = std::nullopt,
+  });
+  t.add({
+      .name = "dense_backward_bias",
+      .summary = "Gradient of dense with respect to its bias: dy [N,M] summed over the batch.",
+      .operands = {{"dy"}},
+      .attrs = {},
+      .fusion = FusionClass::Reduce,
+      .inferShape = inferDenseBackwardBias,
+      .macs = nullptr,
+      .layer = std::nullopt,
   });
 }
 

@@ -1,9 +1,53 @@
-// Dropout in training: dropout_train draws a deterministic mask.
+// Dropout in training: dropout_train draws a deterministic mask from a
+// counter-based hash of (seed, step, element index), so a train step is
+// reproducible and its result does not depend on the thread count.
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
 namespace dtnn::ir {
 
-void registerDropoutOps(OpTable &) {}
+namespace {
+
+// Operands: x (floating point, any shape) and step (an integer scalar);
+// results y and mask, both of x's type.
+bool inferDropoutTrain(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  const TensorType &step = ctx.operands[1];
+  if (!isFloatType(x.dtype))
+    return ctx.fail("dropout_train expects a floating-point input, got " + x.str(), {0});
+  if (step.rank() != 0 || (step.dtype != DType::I64 && step.dtype != DType::I32))
+    return ctx.fail("dropout_train step must be an i64[] scalar, got " + step.str(), {1});
+  double rate = ctx.attrs.getFloat("rate");
+  if (!(rate >= 0 && rate < 1)) return ctx.fail("dropout rate must be in [0, 1)");
+  ctx.results = {x, x};
+  return true;
+}
+
+// y = x * mask, and the mask does not depend on x: dx = dy * mask.
+bool gradDropoutTrain(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+  ctx.dx[0] = ctx.b.create1("mul", {ctx.dy[0], ctx.op.result(1)});
+  return ctx.dx[0] != nullptr;
+}
+
+} // namespace
+
+void registerDropoutOps(OpTable &t) {
+  t.add({
+      .name = "dropout_train",
+      .summary = "Keeps each element with probability 1-rate, scaled by 1/(1-rate), using a mask "
+                 "hashed from (seed, step, index); returns y and the mask.",
+      .operands = {{"x"}, {"step"}},
+      .attrs = {{"rate", AttrKind::Float, AttrValue(0.5)},
+                {"seed", AttrKind::Int, AttrValue(int64_t{0})}},
+      .numResults = 2,
+      .fusion = FusionClass::Elementwise,
+      .inferShape = inferDropoutTrain,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = gradDropoutTrain,
+  });
+}
 
 } // namespace dtnn::ir

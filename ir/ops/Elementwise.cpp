@@ -1,5 +1,8 @@
-// Binary arithmetic with numpy broadcasting: add, sub, mul and div. A `?`
-// dimension broadcasts against `?` or 1 only.
+// Binary arithmetic with numpy broadcasting (add, sub, mul, div) and the
+// generic helpers that gradient rules of every family build on: fill, scale,
+// sum_like (the reverse of broadcasting) and broadcast_like. A `?` dimension
+// broadcasts against `?` or 1 only.
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -24,48 +27,194 @@ ShapeFn broadcastBinary(std::string op) {
   };
 }
 
+// True when `small` broadcasts to exactly `big` (numpy rules, `?` only
+// against `?` or 1).
+bool broadcastsTo(const TensorType &small, const TensorType &big) {
+  if (small.rank() > big.rank()) return false;
+  auto dims = broadcastDims(big.dims, small.dims);
+  return dims && *dims == big.dims;
+}
+
+// Operands: x and like of one dtype, like broadcastable to x. The result has
+// like's type: x summed over the dimensions that broadcasting added.
+bool inferSumLike(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  const TensorType &like = ctx.operands[1];
+  if (x.dtype != like.dtype || !broadcastsTo(like, x))
+    return ctx.fail("sum_like cannot reduce " + x.str() + " to " + like.str() +
+                        " (the target must broadcast to the input)",
+                    {0, 1});
+  ctx.results = {like};
+  return true;
+}
+
+// Operands: x and like of one dtype, x broadcastable to like. The result has
+// like's type.
+bool inferBroadcastLike(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  const TensorType &like = ctx.operands[1];
+  if (x.dtype != like.dtype || !broadcastsTo(x, like))
+    return ctx.fail("broadcast_like cannot broadcast " + x.str() + " to " + like.str(), {0, 1});
+  ctx.results = {like};
+  return true;
+}
+
+// Operand: x, floating point; the result has its type.
+bool inferScale(InferCtx &ctx) {
+  if (!isFloatType(ctx.operands[0].dtype))
+    return ctx.fail("scale expects a floating-point input, got " + ctx.operands[0].str(), {0});
+  return sameAsFirstOperand(ctx);
+}
+
+// The gradient with respect to operand i of a broadcasting op whose result
+// gradient is g: g summed down to operand i's type where it was broadcast.
+Value *reduceTo(Builder &b, Value *g, Value *operand) {
+  if (!g || g->type() == operand->type()) return g;
+  return b.create1("sum_like", {g, operand});
+}
+
+// Fails the rule with the builder's error when v is null.
+bool check(GradCtx &ctx, Value *v) { return v || ctx.fail(ctx.b.error()); }
+
+// d(a + b) = dy, d(a - b) = (dy, -dy), each reduced to its operand's type.
+GradFn addSubGrad(double signB) {
+  return [signB](GradCtx &ctx) {
+    Value *dy = ctx.dy[0];
+    if (!dy) return true;
+    Value *a = ctx.op.operand(0), *b = ctx.op.operand(1);
+    if (ctx.needed[0] && !check(ctx, ctx.dx[0] = reduceTo(ctx.b, dy, a))) return false;
+    if (ctx.needed[1]) {
+      Value *g = reduceTo(ctx.b, dy, b);
+      if (g && signB != 1) g = ctx.b.create1("scale", {g}, attrs({{"factor", signB}}));
+      if (!check(ctx, ctx.dx[1] = g)) return false;
+    }
+    return true;
+  };
+}
+
+// d(a * b) = (dy * b, dy * a), each reduced to its operand's type.
+bool mulGrad(GradCtx &ctx) {
+  Value *dy = ctx.dy[0];
+  if (!dy) return true;
+  Value *a = ctx.op.operand(0), *b = ctx.op.operand(1);
+  for (int i = 0; i < 2; ++i) {
+    if (!ctx.needed[i]) continue;
+    Value *prod = ctx.b.create1("mul", {dy, i == 0 ? b : a});
+    if (!check(ctx, prod) || !check(ctx, ctx.dx[i] = reduceTo(ctx.b, prod, i == 0 ? a : b)))
+      return false;
+  }
+  return true;
+}
+
+// d(a / b) = (dy / b, -(dy / b) * y) with y = a / b, each reduced to its
+// operand's type.
+bool divGrad(GradCtx &ctx) {
+  Value *dy = ctx.dy[0];
+  if (!dy) return true;
+  Value *a = ctx.op.operand(0), *b = ctx.op.operand(1);
+  Value *q = ctx.b.create1("div", {dy, b});
+  if (!check(ctx, q)) return false;
+  if (ctx.needed[0] && !check(ctx, ctx.dx[0] = reduceTo(ctx.b, q, a))) return false;
+  if (ctx.needed[1]) {
+    Value *g = ctx.b.create1("mul", {q, ctx.op.result(0)});
+    if (g) g = ctx.b.create1("scale", {g}, attrs({{"factor", -1.0}}));
+    if (g) g = reduceTo(ctx.b, g, b);
+    if (!check(ctx, ctx.dx[1] = g)) return false;
+  }
+  return true;
+}
+
+// fill's result does not depend on its operand's values: no gradient.
+bool noGrad(GradCtx &) { return true; }
+
+// d scale(x, f) = scale(dy, f).
+bool scaleGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+  ctx.dx[0] = ctx.b.create1("scale", {ctx.dy[0]}, ctx.op.attrs());
+  return check(ctx, ctx.dx[0]);
+}
+
+// The adjoint pair: sum_like's gradient broadcasts dy back to x, and
+// broadcast_like's sums dy down to x. The donor `like` gets none.
+GradFn adjointGrad(std::string adjoint) {
+  return [adjoint = std::move(adjoint)](GradCtx &ctx) {
+    if (!ctx.dy[0] || !ctx.needed[0]) return true;
+    ctx.dx[0] = ctx.b.create1(adjoint, {ctx.dy[0], ctx.op.operand(0)});
+    return check(ctx, ctx.dx[0]);
+  };
+}
+
+// A binary arithmetic op with broadcasting.
+OpDef binaryOp(std::string name, std::string summary, GradFn grad) {
+  ShapeFn rule = broadcastBinary(name);
+  return {
+      .name = std::move(name),
+      .summary = std::move(summary),
+      .operands = {{"a"}, {"b"}},
+      .attrs = {},
+      .fusion = FusionClass::Broadcast,
+      .inferShape = std::move(rule),
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = std::move(grad),
+      .trainForm = "",
+  };
+}
+
 } // namespace
 
 void registerElementwiseOps(OpTable &t) {
+  t.add(binaryOp("add", "Elementwise sum a + b with numpy broadcasting.", addSubGrad(1)));
+  t.add(binaryOp("sub", "Elementwise difference a - b with numpy broadcasting.", addSubGrad(-1)));
+  t.add(binaryOp("mul", "Elementwise product a * b with numpy broadcasting.", mulGrad));
+  t.add(binaryOp("div", "Elementwise quotient a / b with numpy broadcasting.", divGrad));
   t.add({
-      .name = "add",
-      .summary = "Elementwise sum a + b with numpy broadcasting.",
-      .operands = {{"a"}, {"b"}},
-      .attrs = {},
-      .fusion = FusionClass::Broadcast,
-      .inferShape = broadcastBinary("add"),
+      .name = "fill",
+      .summary = "A tensor of like's type with every element set to value.",
+      .operands = {{"like"}},
+      .attrs = {{"value", AttrKind::Float, AttrValue(0.0)}},
+      .fusion = FusionClass::Elementwise,
+      .inferShape = sameAsFirstOperand,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = noGrad,
+      .trainForm = "",
   });
   t.add({
-      .name = "sub",
-      .summary = "Elementwise difference a - b with numpy broadcasting.",
-      .operands = {{"a"}, {"b"}},
-      .attrs = {},
-      .fusion = FusionClass::Broadcast,
-      .inferShape = broadcastBinary("sub"),
+      .name = "scale",
+      .summary = "Multiplies every element of a floating-point tensor by factor.",
+      .operands = {{"x"}},
+      .attrs = {{"factor", AttrKind::Float, AttrValue(1.0)}},
+      .fusion = FusionClass::Elementwise,
+      .inferShape = inferScale,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = scaleGrad,
+      .trainForm = "",
   });
   t.add({
-      .name = "mul",
-      .summary = "Elementwise product a * b with numpy broadcasting.",
-      .operands = {{"a"}, {"b"}},
+      .name = "sum_like",
+      .summary = "Sums x over the dimensions broadcasting added, down to like's type.",
+      .operands = {{"x"}, {"like"}},
       .attrs = {},
-      .fusion = FusionClass::Broadcast,
-      .inferShape = broadcastBinary("mul"),
+      .fusion = FusionClass::Reduce,
+      .inferShape = inferSumLike,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = adjointGrad("broadcast_like"),
+      .trainForm = "",
   });
   t.add({
-      .name = "div",
-      .summary = "Elementwise quotient a / b with numpy broadcasting.",
-      .operands = {{"a"}, {"b"}},
+      .name = "broadcast_like",
+      .summary = "Broadcasts x to like's type with numpy rules.",
+      .operands = {{"x"}, {"like"}},
       .attrs = {},
       .fusion = FusionClass::Broadcast,
-      .inferShape = broadcastBinary("div"),
+      .inferShape = inferBroadcastLike,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = adjointGrad("sum_like"),
+      .trainForm = "",
   });
 }
 

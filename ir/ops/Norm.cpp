@@ -1,5 +1,7 @@
 // Normalization and regularization: batchnorm (over channel dimension 1 of a
-// 2-d or 4-d input) and dropout.
+// 2-d or 4-d input), its training form batchnorm_train, the ops of their
+// gradients, and dropout (its training form is in ir/ops/Dropout.cpp).
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -19,25 +21,126 @@ std::optional<std::string> checkBatchNormInput(const TensorType &x) {
   return std::nullopt;
 }
 
-// Operands: x [N,C] or [N,C,H,W], then gamma, beta, mean and var, each [C].
-bool inferBatchNorm(InferCtx &ctx) {
-  const TensorType &x = ctx.operands[0];
-  if (auto msg = checkBatchNormInput(x)) return ctx.fail(*msg, {0});
+// Checks that operands [first, end) of `op` are [C] vectors of x's element
+// type, where x is operand `xIndex`; `names` holds every operand's name.
+bool checkPerChannel(InferCtx &ctx, const std::string &op, const char *const *names, int xIndex,
+                     int first, int end) {
+  const TensorType &x = ctx.operands[xIndex];
   int64_t c = x.dims[1];
-  for (int i = 1; i < 5; ++i) {
+  for (int i = first; i < end; ++i) {
     const TensorType &p = ctx.operands[i];
     if (p.rank() != 1 || p.dtype != x.dtype || (c != kDynamic && p.dims[0] != c))
-      return ctx.fail(std::string("batchnorm ") + kBatchNormOperands[i] + " must be " +
-                          TensorType(x.dtype, {c}).str() + " to match input " + x.str() + ", got " +
-                          p.str(),
-                      {0, i});
+      return ctx.fail(op + " " + names[i] + " must be " + TensorType(x.dtype, {c}).str() +
+                          " to match input " + x.str() + ", got " + p.str(),
+                      {xIndex, i});
   }
+  return true;
+}
+
+// Checks the eps and momentum attributes of batchnorm and batchnorm_train.
+bool checkBatchNormAttrs(InferCtx &ctx) {
   double eps = ctx.attrs.getFloat("eps");
   double momentum = ctx.attrs.getFloat("momentum");
   if (!(eps > 0)) return ctx.fail("batchnorm eps must be positive");
   if (!(momentum >= 0 && momentum <= 1)) return ctx.fail("batchnorm momentum must be in [0, 1]");
+  return true;
+}
+
+// Operands: x [N,C] or [N,C,H,W], then gamma, beta, mean and var, each [C].
+bool inferBatchNorm(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  if (auto msg = checkBatchNormInput(x)) return ctx.fail(*msg, {0});
+  if (!checkPerChannel(ctx, "batchnorm", kBatchNormOperands, 0, 1, 5)) return false;
+  if (!checkBatchNormAttrs(ctx)) return false;
   ctx.results = {x};
   return true;
+}
+
+// The names of batchnorm_train's operands, by operand index.
+const char *const kBatchNormTrainOperands[] = {"x", "gamma", "beta", "running_mean", "running_var"};
+
+// Operands as batchnorm; results y (x's type), then the batch mean and the
+// inverse standard deviation 1/sqrt(var + eps), each [C].
+bool inferBatchNormTrain(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  if (auto msg = checkBatchNormInput(x)) return ctx.fail(*msg, {0});
+  if (!checkPerChannel(ctx, "batchnorm_train", kBatchNormTrainOperands, 0, 1, 5)) return false;
+  if (!checkBatchNormAttrs(ctx)) return false;
+  TensorType perChannel(x.dtype, {x.dims[1]});
+  ctx.results = {x, perChannel, perChannel};
+  return true;
+}
+
+// Shared by the two backward ops: operands dy, x (both x's type), then three
+// [C] vectors; results dx (x's type), dgamma and dbeta ([C]).
+bool inferBatchNormGrad(InferCtx &ctx, const std::string &op, const char *const *names) {
+  const TensorType &dy = ctx.operands[0];
+  const TensorType &x = ctx.operands[1];
+  if (auto msg = checkBatchNormInput(x)) return ctx.fail(*msg, {1});
+  if (dy.dtype != x.dtype || dy.rank() != x.rank())
+    return ctx.fail(op + " dy " + dy.str() + " does not match input " + x.str(), {0, 1});
+  for (size_t d = 0; d < x.rank(); ++d)
+    if (dy.dims[d] != x.dims[d] && dy.dims[d] != kDynamic && x.dims[d] != kDynamic)
+      return ctx.fail(op + " dy " + dy.str() + " does not match input " + x.str(), {0, 1});
+  if (!checkPerChannel(ctx, op, names, 1, 2, 5)) return false;
+  TensorType perChannel(x.dtype, {x.dims[1]});
+  ctx.results = {x, perChannel, perChannel};
+  return true;
+}
+
+// The names of the backward ops' operands, by operand index.
+const char *const kBatchNormBackwardOperands[] = {"dy", "x", "gamma", "mean", "invstd"};
+const char *const kBatchNormBackwardFrozenOperands[] = {"dy", "x", "gamma", "mean", "var"};
+
+bool inferBatchNormBackward(InferCtx &ctx) {
+  return inferBatchNormGrad(ctx, "batchnorm_backward", kBatchNormBackwardOperands);
+}
+
+bool inferBatchNormBackwardFrozen(InferCtx &ctx) {
+  if (!(ctx.attrs.getFloat("eps") > 0)) return ctx.fail("batchnorm eps must be positive");
+  return inferBatchNormGrad(ctx, "batchnorm_backward_frozen", kBatchNormBackwardFrozenOperands);
+}
+
+// Fails when a gradient is asked for batchnorm's statistics operands (3, 4),
+// which are buffers: the backward ops compute dx, dgamma and dbeta only.
+bool checkStatisticsNotNeeded(GradCtx &ctx) {
+  if (ctx.needed[3] || ctx.needed[4])
+    return ctx.fail("no gradient flows into batchnorm's mean and variance operands; make them "
+                    "buffers (not trainable)");
+  return true;
+}
+
+// Stores the results dx, dgamma, dbeta of a backward op where needed.
+bool takeBatchNormGrads(GradCtx &ctx, const std::vector<Value *> &r) {
+  if (r.empty()) return false;
+  for (int i = 0; i < 3; ++i)
+    if (ctx.needed[i]) ctx.dx[i] = r[i];
+  return true;
+}
+
+// Inference form: the statistics are constants, so dx = dy * gamma /
+// sqrt(var + eps), dgamma = sum(dy * xhat), dbeta = sum(dy) per channel.
+bool gradBatchNorm(GradCtx &ctx) {
+  if (!ctx.dy[0]) return true;
+  if (!checkStatisticsNotNeeded(ctx)) return false;
+  const Op &op = ctx.op;
+  auto r = ctx.b.create("batchnorm_backward_frozen",
+                        {ctx.dy[0], op.operand(0), op.operand(1), op.operand(3), op.operand(4)},
+                        attrs({{"eps", op.attrs().getFloat("eps")}}));
+  return takeBatchNormGrads(ctx, r);
+}
+
+// Training form: the gradient also flows through the batch statistics.
+bool gradBatchNormTrain(GradCtx &ctx) {
+  if (ctx.dy[1] || ctx.dy[2])
+    return ctx.fail("batchnorm_train: gradients of the batch mean and invstd results are not "
+                    "supported");
+  if (!ctx.dy[0]) return true;
+  if (!checkStatisticsNotNeeded(ctx)) return false;
+  const Op &op = ctx.op;
+  auto r = ctx.b.create("batchnorm_backward",
+                        {ctx.dy[0], op.operand(0), op.operand(1), op.result(1), op.result(2)});
+  return takeBatchNormGrads(ctx, r);
 }
 
 // batchnorm(eps=1e-5, momentum=0.1)
@@ -72,6 +175,12 @@ bool inferDropout(InferCtx &ctx) {
   return true;
 }
 
+// At inference dropout passes its input through, so dx = dy.
+bool gradDropout(GradCtx &ctx) {
+  ctx.dx[0] = ctx.dy[0];
+  return true;
+}
+
 } // namespace
 
 void registerNormOps(OpTable &t) {
@@ -88,11 +197,54 @@ void registerNormOps(OpTable &t) {
                          {{"eps", AttrKind::Float, AttrValue(1e-5)},
                           {"momentum", AttrKind::Float, AttrValue(0.1)}},
                          buildBatchNorm},
+      .grad = gradBatchNorm,
+      .trainForm = "batchnorm_train",
+  });
+  // Updates running_mean and running_var in place, so it has side effects.
+  t.add({
+      .name = "batchnorm_train",
+      .summary = "Batch normalization with batch statistics; updates the running mean and "
+                 "variance in place.",
+      .operands = {{"x"}, {"gamma"}, {"beta"}, {"running_mean"}, {"running_var"}},
+      .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)},
+                {"momentum", AttrKind::Float, AttrValue(0.1)}},
+      .numResults = 3,
+      .fusion = FusionClass::Opaque,
+      .hasSideEffects = true,
+      .inferShape = inferBatchNormTrain,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = gradBatchNormTrain,
+  });
+  t.add({
+      .name = "batchnorm_backward",
+      .summary = "Gradient of batchnorm_train with respect to x, gamma and beta, from the batch "
+                 "mean and invstd.",
+      .operands = {{"dy"}, {"x"}, {"gamma"}, {"mean"}, {"invstd"}},
+      .attrs = {},
+      .numResults = 3,
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferBatchNormBackward,
+      .macs = nullptr,
+      .layer = std::nullopt,
+  });
+  t.add({
+      .name = "batchnorm_backward_frozen",
+      .summary = "Gradient of inference batchnorm (fixed statistics) with respect to x, gamma "
+                 "and beta.",
+      .operands = {{"dy"}, {"x"}, {"gamma"}, {"mean"}, {"var"}},
+      .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)}},
+      .numResults = 3,
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferBatchNormBackwardFrozen,
+      .macs = nullptr,
+      .layer = std::nullopt,
   });
   // Dropout draws random numbers, so two dropouts of one value must not merge.
   t.add({
       .name = "dropout",
-      .summary = "Zeroes each element with probability rate and scales the rest by 1/(1-rate).",
+      .summary = "Dropout: the identity at inference; its training form dropout_train zeroes "
+                 "elements.",
       .operands = {{"x"}},
       .attrs = {{"rate", AttrKind::Float, AttrValue(0.5)}},
       .fusion = FusionClass::Elementwise,
@@ -100,6 +252,8 @@ void registerNormOps(OpTable &t) {
       .inferShape = inferDropout,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = gradDropout,
+      .trainForm = "dropout_train",
   });
 }
 

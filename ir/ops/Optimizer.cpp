@@ -1,10 +1,202 @@
 // Optimizer update ops: each updates a parameter and its state buffers in
 // place from the parameter's gradient, the learning rate and the step count.
+// They have no results and side effects, so no pass removes or merges them.
+// Operands: param, grad, lr (a scalar f32[] or f64[]), then step (a scalar
+// i64[], the 1-based update count) for the optimizers that need it, then the
+// state buffers. The semantics are torch.optim's, hyperparameters included.
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
 namespace dtnn::ir {
 
-void registerOptimizerOps(OpTable &) {}
+namespace {
+
+// What one update op checks beyond its operand types. `opt` is the
+// optimizer's name as messages print it (sgd, adam, ...).
+using HyperCheck = std::function<bool(InferCtx &ctx, const std::string &opt)>;
+
+// Fails unless attribute `name` is finite and at least 0.
+bool checkNonNegative(InferCtx &ctx, const std::string &opt, const std::string &name) {
+  double v = ctx.attrs.getFloat(name);
+  if (std::isfinite(v) && v >= 0) return true;
+  return ctx.fail(opt + " " + name + " must be finite and at least 0, got " + formatDouble(v));
+}
+
+// Fails unless attribute `name` is finite and positive.
+bool checkPositive(InferCtx &ctx, const std::string &opt, const std::string &name) {
+  double v = ctx.attrs.getFloat(name);
+  if (std::isfinite(v) && v > 0) return true;
+  return ctx.fail(opt + " " + name + " must be finite and positive, got " + formatDouble(v));
+}
+
+// Fails unless attribute `name` lies in [0, 1), or [0, 1] with `closed`.
+bool checkUnit(InferCtx &ctx, const std::string &opt, const std::string &name, bool closed) {
+  double v = ctx.attrs.getFloat(name);
+  if (v >= 0 && (closed ? v <= 1 : v < 1)) return true;
+  return ctx.fail(opt + " " + name + " must be in [0, 1" + (closed ? "]" : ")") + ", got " +
+                  formatDouble(v));
+}
+
+// The checks shared by the Adam family: betas, eps and weight decay.
+bool checkAdamFamily(InferCtx &ctx, const std::string &opt) {
+  return checkUnit(ctx, opt, "beta1", false) && checkUnit(ctx, opt, "beta2", false) &&
+         checkPositive(ctx, opt, "eps") && checkNonNegative(ctx, opt, "weight_decay");
+}
+
+bool checkSgd(InferCtx &ctx, const std::string &opt) {
+  if (!checkNonNegative(ctx, opt, "momentum") || !checkNonNegative(ctx, opt, "weight_decay"))
+    return false;
+  double dampening = ctx.attrs.getFloat("dampening");
+  if (!std::isfinite(dampening))
+    return ctx.fail(opt + " dampening must be a finite number, got " + formatDouble(dampening));
+  if (ctx.attrs.getBool("nesterov") && (ctx.attrs.getFloat("momentum") == 0 || dampening != 0))
+    return ctx.fail(opt + " nesterov needs a momentum above 0 and dampening 0");
+  return true;
+}
+
+bool checkRmsprop(InferCtx &ctx, const std::string &opt) {
+  return checkUnit(ctx, opt, "alpha", true) && checkPositive(ctx, opt, "eps") &&
+         checkNonNegative(ctx, opt, "weight_decay") && checkNonNegative(ctx, opt, "momentum");
+}
+
+bool checkNadam(InferCtx &ctx, const std::string &opt) {
+  return checkAdamFamily(ctx, opt) && checkNonNegative(ctx, opt, "momentum_decay");
+}
+
+// The operand list of an update op given which optional parts it has.
+struct UpdateLayout {
+  bool step = false;                    // a step operand follows lr
+  std::vector<std::string> states;      // state buffers, in order
+  std::vector<std::string> scalarState; // the states that are rank-0
+};
+
+// Checks the types of an update op's operands against `layout`.
+bool checkUpdateOperands(InferCtx &ctx, const std::string &op, const UpdateLayout &layout) {
+  const auto &ops = ctx.operands;
+  size_t expected = 3 + (layout.step ? 1 : 0) + layout.states.size();
+  if (ops.size() != expected) {
+    std::string names = "param, grad, lr";
+    if (layout.step) names += ", step";
+    for (const std::string &s : layout.states) names += ", " + s;
+    return ctx.fail(op + " with these attributes takes " + std::to_string(expected) +
+                    " operands (" + names + "), got " + std::to_string(ops.size()));
+  }
+  const TensorType &p = ops[0];
+  if (!isFloatType(p.dtype))
+    return ctx.fail(op + " expects a floating-point param, got " + p.str(), {0});
+  if (ops[1] != p)
+    return ctx.fail(op + " grad " + ops[1].str() + " does not match param " + p.str(), {0, 1});
+  if (ops[2].rank() != 0 || !isFloatType(ops[2].dtype))
+    return ctx.fail(op + " lr must be a scalar f32[] or f64[], got " + ops[2].str(), {2});
+  int at = 3;
+  if (layout.step) {
+    if (ops[3].rank() != 0 || ops[3].dtype != DType::I64)
+      return ctx.fail(op + " step must be a scalar i64[], got " + ops[3].str(), {3});
+    ++at;
+  }
+  for (const std::string &s : layout.states) {
+    bool scalar = std::find(layout.scalarState.begin(), layout.scalarState.end(), s) !=
+                  layout.scalarState.end();
+    TensorType want = scalar ? TensorType(p.dtype, {}) : p;
+    if (ops[at] != want)
+      return ctx.fail(op + " " + s + " must be " + want.str() + " to match param " + p.str() +
+                          ", got " + ops[at].str(),
+                      {0, at});
+    ++at;
+  }
+  return true;
+}
+
+// A shape rule from a layout function (the layout may depend on attributes)
+// and the hyperparameter checks.
+ShapeFn updateShape(std::string opt, std::function<UpdateLayout(const AttrMap &)> layout,
+                    HyperCheck check) {
+  return
+      [opt = std::move(opt), layout = std::move(layout), check = std::move(check)](InferCtx &ctx) {
+        if (!check(ctx, opt) || !checkUpdateOperands(ctx, opt + "_update", layout(ctx.attrs)))
+          return false;
+        ctx.results = {};
+        return true;
+      };
+}
+
+// An update op's entry.
+OpDef updateOp(std::string opt, std::string summary, std::vector<OperandSpec> operands,
+               std::vector<AttrSpec> attrs, ShapeFn shape) {
+  return {
+      .name = opt + "_update",
+      .summary = std::move(summary),
+      .operands = std::move(operands),
+      .attrs = std::move(attrs),
+      .numResults = 0,
+      .fusion = FusionClass::Opaque,
+      .hasSideEffects = true,
+      .inferShape = std::move(shape),
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = {},
+  };
+}
+
+AttrSpec floatAttr(std::string name, double v) { return {std::move(name), AttrKind::Float, v}; }
+
+// The attributes of the Adam family with the given weight decay default.
+std::vector<AttrSpec> adamAttrs(double weightDecay) {
+  return {floatAttr("beta1", 0.9), floatAttr("beta2", 0.999), floatAttr("eps", 1e-8),
+          floatAttr("weight_decay", weightDecay)};
+}
+
+// The operand layouts of the update ops.
+UpdateLayout sgdLayout(const AttrMap &a) {
+  if (a.getFloat("momentum") == 0) return {};
+  return {true, {"momentum_buf"}, {}};
+}
+UpdateLayout adamLayout(const AttrMap &) { return {true, {"m", "v"}, {}}; }
+UpdateLayout rmspropLayout(const AttrMap &a) {
+  if (a.getFloat("momentum") == 0) return {false, {"square_avg"}, {}};
+  return {false, {"square_avg", "momentum_buf"}, {}};
+}
+UpdateLayout nadamLayout(const AttrMap &) {
+  return {true, {"m", "v", "mu_product"}, {"mu_product"}};
+}
+
+} // namespace
+
+void registerOptimizerOps(OpTable &t) {
+  constexpr auto Opt = OperandSpec::Optional;
+  // PyTorch starts the momentum buffer at the first gradient rather than
+  // dampening it, so with momentum the step count is an operand too.
+  t.add(updateOp("sgd",
+                 "SGD step as torch.optim.SGD; step and momentum_buf are present iff momentum > 0.",
+                 {{"param"}, {"grad"}, {"lr"}, {"step", Opt}, {"momentum_buf", Opt}},
+                 {floatAttr("momentum", 0.0),
+                  floatAttr("dampening", 0.0),
+                  {"nesterov", AttrKind::Bool, AttrValue(false)},
+                  floatAttr("weight_decay", 0.0)},
+                 updateShape("sgd", sgdLayout, checkSgd)));
+  t.add(updateOp("adam", "Adam step as torch.optim.Adam, weight decay added to the gradient.",
+                 {{"param"}, {"grad"}, {"lr"}, {"step"}, {"m"}, {"v"}}, adamAttrs(0.0),
+                 updateShape("adam", adamLayout, checkAdamFamily)));
+  t.add(updateOp("adamw", "AdamW step as torch.optim.AdamW, with decoupled weight decay.",
+                 {{"param"}, {"grad"}, {"lr"}, {"step"}, {"m"}, {"v"}}, adamAttrs(0.01),
+                 updateShape("adamw", adamLayout, checkAdamFamily)));
+  t.add(
+      updateOp("rmsprop",
+               "RMSprop step as torch.optim.RMSprop (not centered); momentum_buf iff momentum > 0.",
+               {{"param"}, {"grad"}, {"lr"}, {"square_avg"}, {"momentum_buf", Opt}},
+               {floatAttr("alpha", 0.99), floatAttr("eps", 1e-8), floatAttr("weight_decay", 0.0),
+                floatAttr("momentum", 0.0)},
+               updateShape("rmsprop", rmspropLayout, checkRmsprop)));
+  std::vector<AttrSpec> nadamAttrs = adamAttrs(0.0);
+  nadamAttrs.push_back(floatAttr("momentum_decay", 0.004));
+  t.add(updateOp("nadam", "NAdam step as torch.optim.NAdam; mu_product is a scalar starting at 1.",
+                 {{"param"}, {"grad"}, {"lr"}, {"step"}, {"m"}, {"v"}, {"mu_product"}},
+                 std::move(nadamAttrs), updateShape("nadam", nadamLayout, checkNadam)));
+}
 
 } // namespace dtnn::ir

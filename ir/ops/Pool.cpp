@@ -1,5 +1,6 @@
 // Pooling over [N,C,H,W]: maxpool and avgpool with a sliding window (PyTorch's
-// ceil_mode rule for the output size), and global_avgpool.
+// ceil_mode rule for the output size), global_avgpool, and their backward ops.
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -55,6 +56,54 @@ bool inferGlobalAvgPool(InferCtx &ctx) {
     return ctx.fail("global_avgpool expects a floating-point input, got " + x.str(), {0});
   ctx.results = {TensorType(x.dtype, {x.dims[0], x.dims[1], 1, 1})};
   return true;
+}
+
+// Shared by the pooling gradients: operands dy and x (the shape donor). Runs
+// the forward shape rule `forward` on x, checks that dy has the type of its
+// result, and gives the result x's type.
+bool inferPoolGradient(InferCtx &ctx, const std::string &op, const ShapeFn &forward) {
+  const TensorType &dy = ctx.operands[0], &x = ctx.operands[1];
+  if (!isFloatType(x.dtype))
+    return ctx.fail(op + " expects a floating-point input, got " + x.str(), {1});
+  std::vector<TensorType> in = {x};
+  InferCtx sub{in, ctx.attrs, {}, {}, {}};
+  if (!forward(sub)) {
+    std::vector<int> blame;
+    if (!sub.blame.empty()) blame.push_back(1);
+    return ctx.fail(op + ": " + sub.error, blame);
+  }
+  const TensorType &y = sub.results[0];
+  bool match = dy.dtype == y.dtype && dy.rank() == y.rank();
+  for (size_t i = 0; match && i < y.rank(); ++i)
+    match = dy.dims[i] == y.dims[i] || dy.dims[i] == kDynamic || y.dims[i] == kDynamic;
+  if (!match)
+    return ctx.fail(op + " gradient " + dy.str() + " does not match the pooled result " + y.str(),
+                    {0});
+  ctx.results = {x};
+  return true;
+}
+
+// Operands of the pooling gradients: dy, then x (the shape donor).
+bool inferMaxPoolBackward(InferCtx &ctx) {
+  return inferPoolGradient(ctx, "maxpool_backward", inferMaxPool);
+}
+
+bool inferAvgPoolBackward(InferCtx &ctx) {
+  return inferPoolGradient(ctx, "avgpool_backward", inferAvgPool);
+}
+
+bool inferGlobalAvgPoolBackward(InferCtx &ctx) {
+  return inferPoolGradient(ctx, "global_avgpool_backward", inferGlobalAvgPool);
+}
+
+// The gradient of a pooling op: `<op>_backward %dy, %x` with the op's attributes.
+GradFn poolGrad(std::string backwardOp) {
+  return [backwardOp](GradCtx &ctx) {
+    Value *dy = ctx.dy[0];
+    if (!dy || !ctx.needed[0]) return true;
+    ctx.dx[0] = ctx.b.create1(backwardOp, {dy, ctx.op.operand(0)}, ctx.op.attrs());
+    return ctx.dx[0] != nullptr;
+  };
 }
 
 // pool(kernel, stride=0, pad=0, ceil=false): ints expand to both axes (pad as
@@ -123,6 +172,8 @@ void registerPoolOps(OpTable &t) {
       .inferShape = inferMaxPool,
       .macs = nullptr,
       .layer = LayerSpec{1, windowPoolArgs(), buildMaxPool},
+      .grad = poolGrad("maxpool_backward"),
+      .trainForm = "",
   });
   t.add({
       .name = "avgpool",
@@ -135,6 +186,8 @@ void registerPoolOps(OpTable &t) {
       .layer =
           LayerSpec{1, withSpec(windowPoolArgs(), {"count_pad", AttrKind::Bool, AttrValue(true)}),
                     buildAvgPool},
+      .grad = poolGrad("avgpool_backward"),
+      .trainForm = "",
   });
   t.add({
       .name = "global_avgpool",
@@ -145,6 +198,47 @@ void registerPoolOps(OpTable &t) {
       .inferShape = inferGlobalAvgPool,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = poolGrad("global_avgpool_backward"),
+      .trainForm = "",
+  });
+  t.add({
+      .name = "maxpool_backward",
+      .summary = "Gradient of maxpool: routes each dy element to the first maximum of its "
+                 "window in x.",
+      .operands = {{"dy"}, {"x"}},
+      .attrs = windowPoolAttrs(),
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferMaxPoolBackward,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "avgpool_backward",
+      .summary = "Gradient of avgpool: spreads each dy element evenly over its window, with "
+                 "the forward divisor.",
+      .operands = {{"dy"}, {"x"}},
+      .attrs = withSpec(windowPoolAttrs(), {"count_pad", AttrKind::Bool, AttrValue(true)}),
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferAvgPoolBackward,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "global_avgpool_backward",
+      .summary = "Gradient of global_avgpool: dy [N,C,1,1] divided by H*W and broadcast to "
+                 "x's type.",
+      .operands = {{"dy"}, {"x"}},
+      .attrs = {},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferGlobalAvgPoolBackward,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
   });
 }
 

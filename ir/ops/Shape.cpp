@@ -1,5 +1,7 @@
-// Data movement that changes only shapes: flatten, reshape, concat and
-// transpose.
+// Data movement that changes only shapes: flatten, reshape, concat,
+// transpose, and the helpers their gradients use: reshape_like, slice and
+// slice_backward.
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -154,6 +156,135 @@ bool inferTranspose(InferCtx &ctx) {
   return true;
 }
 
+// Counts the dynamic dimensions of t and multiplies the static ones into
+// `product`; false on overflow.
+bool elementCount(const TensorType &t, size_t &dynamicDims, int64_t &product) {
+  dynamicDims = 0;
+  product = 1;
+  for (int64_t d : t.dims) {
+    if (d == kDynamic)
+      ++dynamicDims;
+    else if (!mulInto(product, d))
+      return false;
+  }
+  return true;
+}
+
+// Operands: x and the shape donor like. The result has x's dtype and like's
+// dimensions; the element counts must agree (with one `?` on each side, the
+// static parts must).
+bool inferReshapeLike(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  const TensorType &like = ctx.operands[1];
+  size_t xDyn, likeDyn;
+  int64_t xCount, likeCount;
+  std::string what = "reshape_like of " + x.str() + " to the shape of " + like.str();
+  if (!elementCount(x, xDyn, xCount) || !elementCount(like, likeDyn, likeCount))
+    return ctx.fail(what + " overflows the element count", {0, 1});
+  if (xDyn != likeDyn || xDyn > 1 || xCount != likeCount)
+    return ctx.fail(what + " changes the element count", {0, 1});
+  ctx.results = {TensorType(x.dtype, like.dims)};
+  return true;
+}
+
+// The type of slice(x) {axis, begin, end}: 0 <= begin < end <= dim along a
+// static axis. `op` names the op in messages.
+bool slicedType(InferCtx &ctx, const TensorType &x, const std::string &op, TensorType &out) {
+  if (x.rank() == 0) return ctx.fail(op + " expects a tensor of rank 1 or more, got " + x.str());
+  int64_t axisAttr = ctx.attrs.getInt("axis");
+  auto axis = normalizeAxis(axisAttr, x.rank());
+  if (!axis)
+    return ctx.fail(op + " axis " + std::to_string(axisAttr) + " is out of range for " + x.str());
+  int64_t dim = x.dims[*axis];
+  if (dim == kDynamic)
+    return ctx.fail(op + " along the dynamic dimension " + std::to_string(*axis) + " of " +
+                    x.str() + " is not supported");
+  int64_t begin = ctx.attrs.getInt("begin"), end = ctx.attrs.getInt("end");
+  if (begin < 0 || begin >= end || end > dim)
+    return ctx.fail(op + " range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                    ") is not a non-empty range inside dimension " + std::to_string(*axis) +
+                    " of " + x.str());
+  out = x;
+  out.dims[*axis] = end - begin;
+  return true;
+}
+
+// Operand: x. The result keeps elements [begin, end) along axis.
+bool inferSlice(InferCtx &ctx) {
+  TensorType out;
+  if (!slicedType(ctx, ctx.operands[0], "slice", out)) {
+    ctx.blame = {0};
+    return false;
+  }
+  ctx.results = {std::move(out)};
+  return true;
+}
+
+// Operands: dy, the gradient of slice(x), and the shape donor x. The result
+// has x's type: zeros with dy placed at [begin, end) along axis.
+bool inferSliceBackward(InferCtx &ctx) {
+  const TensorType &dy = ctx.operands[0];
+  const TensorType &x = ctx.operands[1];
+  TensorType sliced;
+  if (!slicedType(ctx, x, "slice_backward", sliced)) {
+    ctx.blame = {1};
+    return false;
+  }
+  if (dy != sliced)
+    return ctx.fail("slice_backward gradient " + dy.str() + " does not match the slice type " +
+                        sliced.str(),
+                    {0, 1});
+  ctx.results = {x};
+  return true;
+}
+
+// Fails the rule with the builder's error when v is null.
+bool check(GradCtx &ctx, Value *v) { return v || ctx.fail(ctx.b.error()); }
+
+// Gradient of ops that only reinterpret the shape: dy reshaped like x.
+bool reshapeGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+  return check(ctx, ctx.dx[0] = ctx.b.create1("reshape_like", {ctx.dy[0], ctx.op.operand(0)}));
+}
+
+// Gradient of transpose: dy transposed by the inverse permutation.
+bool transposeGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+  const std::vector<int64_t> &perm = ctx.op.attrs().getInts("perm");
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+  ctx.dx[0] = ctx.b.create1("transpose", {ctx.dy[0]}, attrs({{"perm", inverse}}));
+  return check(ctx, ctx.dx[0]);
+}
+
+// Gradient of concat: the slice of dy that each input occupies.
+bool concatGrad(GradCtx &ctx) {
+  if (!ctx.dy[0]) return true;
+  const TensorType &outType = ctx.op.result(0)->type();
+  int64_t axis = *normalizeAxis(ctx.op.attrs().getInt("axis"), outType.rank());
+  int64_t offset = 0;
+  for (size_t i = 0; i < ctx.op.operands().size(); ++i) {
+    int64_t size = ctx.op.operand(i)->type().dims[axis];
+    if (size == kDynamic)
+      return ctx.fail("the gradient of concat along the dynamic dimension " + std::to_string(axis) +
+                      " is not supported");
+    if (ctx.needed[i]) {
+      ctx.dx[i] = ctx.b.create1("slice", {ctx.dy[0]},
+                                attrs({{"axis", axis}, {"begin", offset}, {"end", offset + size}}));
+      if (!check(ctx, ctx.dx[i])) return false;
+    }
+    offset += size;
+  }
+  return true;
+}
+
+// Gradient of slice: dy placed back into zeros of x's type.
+bool sliceGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+  ctx.dx[0] = ctx.b.create1("slice_backward", {ctx.dy[0], ctx.op.operand(0)}, ctx.op.attrs());
+  return check(ctx, ctx.dx[0]);
+}
+
 } // namespace
 
 void registerShapeOps(OpTable &t) {
@@ -166,6 +297,8 @@ void registerShapeOps(OpTable &t) {
       .inferShape = inferFlatten,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = reshapeGrad,
+      .trainForm = "",
   });
   t.add({
       .name = "reshape",
@@ -176,6 +309,8 @@ void registerShapeOps(OpTable &t) {
       .inferShape = inferReshape,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = reshapeGrad,
+      .trainForm = "",
   });
   t.add({
       .name = "concat",
@@ -186,6 +321,8 @@ void registerShapeOps(OpTable &t) {
       .inferShape = inferConcat,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = concatGrad,
+      .trainForm = "",
   });
   t.add({
       .name = "transpose",
@@ -196,6 +333,48 @@ void registerShapeOps(OpTable &t) {
       .inferShape = inferTranspose,
       .macs = nullptr,
       .layer = std::nullopt,
+      .grad = transposeGrad,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "reshape_like",
+      .summary = "Reinterprets the elements of x with the dimensions of like.",
+      .operands = {{"x"}, {"like"}},
+      .attrs = {},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferReshapeLike,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = reshapeGrad,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "slice",
+      .summary = "Keeps the elements [begin, end) of x along a static axis.",
+      .operands = {{"x"}},
+      .attrs = {{"axis", AttrKind::Int, std::nullopt},
+                {"begin", AttrKind::Int, std::nullopt},
+                {"end", AttrKind::Int, std::nullopt}},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferSlice,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = sliceGrad,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "slice_backward",
+      .summary = "Gradient of slice: zeros of x's type with dy at [begin, end) along axis.",
+      .operands = {{"dy"}, {"x"}},
+      .attrs = {{"axis", AttrKind::Int, std::nullopt},
+                {"begin", AttrKind::Int, std::nullopt},
+                {"end", AttrKind::Int, std::nullopt}},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferSliceBackward,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
   });
 }
 

@@ -76,7 +76,7 @@ void expectGradientsMatch(const std::string &irText, const GradCheckOptions &opt
       wrt.push_back({in->name(), in, true, i});
   }
   for (const auto &p : m->params())
-    if (!contains(opts.skip, p->name)) wrt.push_back({p->name, p->value, false, 0});
+    if (p->trainable && !contains(opts.skip, p->name)) wrt.push_back({p->name, p->value, false, 0});
   ir::Value *dy = g->addInput("dy", out->type());
   std::vector<ir::Value *> wrtValues;
   for (const Wrt &w : wrt) wrtValues.push_back(w.value);

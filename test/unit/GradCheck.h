@@ -30,7 +30,7 @@ struct GradCheckOptions {
 };
 
 // Runs the check with GoogleTest assertions; every float input and every
-// parameter not in opts.skip must get a gradient.
+// trainable parameter (not buffers) not in opts.skip must get a gradient.
 void expectGradientsMatch(const std::string &irText, const GradCheckOptions &opts = {});
 
 } // namespace dtnn::test

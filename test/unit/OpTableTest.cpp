@@ -80,6 +80,8 @@ Built build(const std::string &op, std::vector<TensorType> inputs,
 
 std::vector<int> blame(std::initializer_list<int> v) { return v; }
 
+// The forward ops a model can use; training adds backward, loss and update
+// ops, which OpCoverageTest checks.
 TEST(OpTableTest, RegistersEveryOpWithASummary) {
   std::vector<std::string> expected = {"add",
                                        "avgpool",
@@ -108,7 +110,8 @@ TEST(OpTableTest, RegistersEveryOpWithASummary) {
                                        "tanh",
                                        "transpose"};
   std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(OpTable::get().names(), expected);
+  std::vector<std::string> names = OpTable::get().names();
+  EXPECT_TRUE(std::includes(names.begin(), names.end(), expected.begin(), expected.end()));
   for (const OpDef *d : OpTable::get().all()) {
     EXPECT_FALSE(d->summary.empty()) << d->name;
     EXPECT_EQ(d->summary.back(), '.') << d->name;

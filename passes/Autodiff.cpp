@@ -1,0 +1,194 @@
+// autodiff: turns a model's forward graph into a train-step graph and an
+// eval-step graph, using the module's train settings (loss, metrics,
+// optimizer).
+//
+// Algorithm: for the forward graph @M (the module's only graph not named
+// *.train or *.eval):
+//  1. @M.eval(%inputs..., %label) clones @M, appends the loss and the
+//     metrics, and returns (loss, metrics...).
+//  2. @M.train(%inputs..., %label, %lr, %step) clones @M with each op that
+//     has a training form replaced by it (batchnorm -> batchnorm_train,
+//     dropout -> dropout_train; extra operands such as `step` are the graph
+//     inputs of that name), appends the loss and the metrics, seeds the
+//     loss's gradient with `fill %loss {value=1.0}`, runs the reverse-mode
+//     engine (passes/Backward.h) for every trainable parameter the graph
+//     uses, and appends one optimizer update per parameter
+//     (passes/Optimizers.h), in parameter order. It returns (loss,
+//     metrics...); the updates write the parameters and their optimizer
+//     state in place.
+// Defaults when the module has no train settings: softmax_cross_entropy and
+// sgd. The pass fails if @M.train already exists.
+#include "ir/Builder.h"
+#include "ir/OpTable.h"
+#include "ir/TrainConfig.h"
+#include "passes/Backward.h"
+#include "passes/Losses.h"
+#include "passes/Optimizers.h"
+#include "passes/PassRegistry.h"
+
+#include <map>
+#include <set>
+
+namespace dtnn::passes {
+
+namespace {
+
+using ValueMap = std::map<const ir::Value *, ir::Value *>;
+
+// Clones the ops of `src` into `dst` (whose inputs are already mapped in
+// `vm`), switching to training forms when `training` is set. A training form
+// with a `seed` attribute (dropout_train) gets one derived from the run's
+// seed and the op's position, so that no two dropout layers share masks.
+Error cloneOps(const ir::Graph &src, ir::Graph &dst, ValueMap &vm, bool training,
+               int64_t runSeed) {
+  ir::Builder b(dst);
+  int64_t position = 0;
+  auto mapped = [&](ir::Value *v) { return v->kind() == ir::Value::Kind::Param ? v : vm.at(v); };
+  for (const auto &op : src.ops()) {
+    b.setLoc(op->loc());
+    std::vector<ir::Value *> operands;
+    for (ir::Value *v : op->operands()) operands.push_back(mapped(v));
+    const ir::OpDef *def = &op->def();
+    if (training && !def->trainForm.empty()) {
+      def = ir::OpTable::get().lookup(def->trainForm);
+      if (!def) return Error::make("autodiff: unknown training form '" + op->def().trainForm + "'");
+      for (size_t i = operands.size(); i < def->operands.size(); ++i) {
+        ir::Value *in = nullptr;
+        for (ir::Value *gi : dst.inputs())
+          if (gi->name() == def->operands[i].name) in = gi;
+        if (!in) return Error::make("autodiff: '" + def->name + "' needs a graph input %" + def->operands[i].name);
+        operands.push_back(in);
+      }
+    }
+    ir::AttrMap attrs;
+    for (const auto &[name, v] : op->attrs().entries())
+      if (def->findAttr(name)) attrs.set(name, v);
+    if (def != &op->def() && def->findAttr("seed") && !attrs.find("seed"))
+      attrs.set("seed", static_cast<int64_t>(
+                            (static_cast<uint64_t>(runSeed) * 1000003u + position) & 0x7fffffff));
+    ++position;
+    std::vector<ir::Value *> results = b.create(def->name, operands, attrs);
+    if (results.empty() && def->numResults != 0) return Error::make("autodiff: " + b.error());
+    for (size_t r = 0; r < op->results().size(); ++r) vm[op->result(r)] = results[r];
+  }
+  return Error::success();
+}
+
+// The `seed` setting, 1 when absent.
+int64_t runSeed(const ir::AttrMap &config) {
+  const ir::AttrValue *v = config.find("seed");
+  return v && std::holds_alternative<int64_t>(*v) ? std::get<int64_t>(*v) : 1;
+}
+
+// Appends the loss and metrics; returns them, loss first.
+Expected<std::vector<ir::Value *>> appendObjective(ir::Graph &g, const ir::AttrMap &config,
+                                                   ir::Value *prediction, ir::Value *label) {
+  ir::Builder b(g);
+  const ir::AttrValue *lossName = config.find("loss");
+  std::string loss = lossName && std::holds_alternative<std::string>(*lossName)
+                         ? std::get<std::string>(*lossName)
+                         : "softmax_cross_entropy";
+  auto l = emitLoss(b, loss, prediction, label);
+  if (!l) return l.takeError();
+  std::vector<ir::Value *> outs = {*l};
+  for (const std::string &name : ir::trainMetrics(config)) {
+    auto m = emitMetric(b, name, prediction, label);
+    if (!m) return m.takeError();
+    outs.push_back(*m);
+  }
+  return outs;
+}
+
+class AutodiffPass final : public Pass {
+public:
+  std::string_view name() const override { return "autodiff"; }
+  std::string_view description() const override {
+    return "Builds the train-step graph (forward, loss, backward, optimizer updates) and the "
+           "eval-step graph of the model.";
+  }
+
+  Expected<bool> run(ir::Module &m) override {
+    ir::Graph *fwd = nullptr;
+    for (const auto &g : m.graphs()) {
+      const std::string &n = g->name();
+      if (n.ends_with(".train") || n.ends_with(".eval")) continue;
+      if (fwd) return Error::make("autodiff: the module has more than one forward graph");
+      fwd = g.get();
+    }
+    if (!fwd) return Error::make("autodiff: the module has no forward graph");
+    if (m.findGraph(fwd->name() + ".train"))
+      return Error::make("autodiff: graph @" + fwd->name() + ".train already exists");
+    if (fwd->outputs().size() != 1)
+      return Error::make("autodiff: the model must return one prediction, @" + fwd->name() +
+                         " returns " + std::to_string(fwd->outputs().size()));
+    for (const ir::Value *in : fwd->inputs())
+      if (in->name() == "label" || in->name() == "lr" || in->name() == "step")
+        return Error::make("autodiff: model input %" + in->name() +
+                           " has the name of a train-step input; rename it");
+    auto spec = readOptimizer(m.trainConfig());
+    if (!spec) return spec.takeError();
+    if (Error e = buildEval(m, *fwd)) return e;
+    if (Error e = buildTrain(m, *fwd, *spec)) return e;
+    return true;
+  }
+
+private:
+  // Adds the model's inputs and %label (i32[N]) to `g`, mapped in `vm`.
+  static ir::Value *addDataInputs(const ir::Graph &fwd, ir::Graph &g, ValueMap &vm) {
+    for (const ir::Value *in : fwd.inputs()) vm[in] = g.addInput(in->name(), in->type());
+    int64_t batch = fwd.outputs()[0]->type().rank() ? fwd.outputs()[0]->type().dims[0] : 1;
+    return g.addInput("label", ir::TensorType(ir::DType::I32, {batch}));
+  }
+
+  static Error buildEval(ir::Module &m, const ir::Graph &fwd) {
+    ir::Graph *g = m.addGraph(fwd.name() + ".eval");
+    ValueMap vm;
+    ir::Value *label = addDataInputs(fwd, *g, vm);
+    if (Error e = cloneOps(fwd, *g, vm, false, 0)) return e;
+    auto outs = appendObjective(*g, m.trainConfig(), vm.at(fwd.outputs()[0]), label);
+    if (!outs) return outs.takeError();
+    g->setOutputs(*outs);
+    return Error::success();
+  }
+
+  static Error buildTrain(ir::Module &m, const ir::Graph &fwd, const OptimizerSpec &spec) {
+    ir::Graph *g = m.addGraph(fwd.name() + ".train");
+    ValueMap vm;
+    ir::Value *label = addDataInputs(fwd, *g, vm);
+    ir::DType floatType = fwd.outputs()[0]->type().dtype;
+    ir::Value *lr = g->addInput("lr", ir::TensorType(floatType, {}));
+    ir::Value *step = g->addInput("step", ir::TensorType(ir::DType::I64, {}));
+    if (Error e = cloneOps(fwd, *g, vm, true, runSeed(m.trainConfig()))) return e;
+    auto outs = appendObjective(*g, m.trainConfig(), vm.at(fwd.outputs()[0]), label);
+    if (!outs) return outs.takeError();
+    ir::Value *loss = (*outs)[0];
+
+    std::vector<ir::Param *> params;
+    std::set<const ir::Value *> used;
+    for (const auto &op : g->ops())
+      for (const ir::Value *v : op->operands()) used.insert(v);
+    for (const auto &p : m.params())
+      if (p->trainable && used.count(p->value)) params.push_back(p.get());
+    std::vector<ir::Value *> wrt;
+    for (ir::Param *p : params) wrt.push_back(p->value);
+
+    ir::Builder b(*g);
+    ir::Value *seed = b.create1("fill", {loss}, ir::attrs({{"value", 1.0}}));
+    if (!seed) return Error::make("autodiff: " + b.error());
+    auto grads = appendBackward(*g, {{loss, seed}}, wrt);
+    if (!grads) return grads.takeError();
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!(*grads)[i]) continue; // the loss does not depend on it
+      b.setLoc(params[i]->loc);
+      if (Error e = emitUpdate(m, b, spec, *params[i], (*grads)[i], lr, step)) return e;
+    }
+    g->setOutputs(*outs);
+    return Error::success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createAutodiffPass() { return std::make_unique<AutodiffPass>(); }
+
+} // namespace dtnn::passes

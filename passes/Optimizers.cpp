@@ -1,0 +1,218 @@
+// The optimizer table. An optimizer `foo` is the update op `foo_update` of
+// the op table: its attributes are the optimizer's hyperparameters (names,
+// kinds and defaults come from that entry), and its shape rule checks their
+// values, so settings read here and update ops written by hand in IR text
+// are held to the same rules. This file adds what the op table cannot know:
+// the state buffers each optimizer keeps per parameter.
+#include "passes/Optimizers.h"
+
+#include "ir/Diagnostics.h"
+#include "ir/OpTable.h"
+
+#include <algorithm>
+
+namespace dtnn::passes {
+
+namespace {
+
+// A state buffer of one parameter: the name suffix, its initializer, and
+// whether it is a scalar (else it has the parameter's type).
+struct StateBuffer {
+  std::string suffix;
+  std::string init;
+  bool scalar = false;
+};
+
+std::vector<StateBuffer> stateBuffers(const OptimizerSpec &spec) {
+  const std::string &n = spec.name;
+  if (n == "sgd") {
+    if (spec.args.getFloat("momentum") == 0) return {};
+    return {{"momentum", "zeros"}};
+  }
+  if (n == "adam" || n == "adamw") return {{"adam_m", "zeros"}, {"adam_v", "zeros"}};
+  if (n == "rmsprop") {
+    if (spec.args.getFloat("momentum") == 0) return {{"square_avg", "zeros"}};
+    return {{"square_avg", "zeros"}, {"momentum", "zeros"}};
+  }
+  return {{"adam_m", "zeros"}, {"adam_v", "zeros"}, {"mu_product", "ones", true}};
+}
+
+// Whether the update op takes the step count; SGD needs it for the first
+// step of its momentum buffer.
+bool takesStep(const OptimizerSpec &spec) {
+  if (spec.name == "sgd") return spec.args.getFloat("momentum") != 0;
+  return spec.name != "rmsprop";
+}
+
+bool isAdamFamily(const std::string &name) {
+  return name == "adam" || name == "adamw" || name == "nadam";
+}
+
+std::string join(const std::vector<std::string> &v) {
+  std::string s;
+  for (const std::string &x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// The arguments `optimizer = name(...)` accepts, in the order messages list them.
+std::vector<std::string> argumentNames(const std::string &name, const ir::OpDef &def) {
+  std::vector<std::string> names = {"lr"};
+  if (isAdamFamily(name)) names.push_back("betas");
+  for (const ir::AttrSpec &a : def.attrs) names.push_back(a.name);
+  return names;
+}
+
+// The operand types of the update of a parameter of type `param`.
+std::vector<ir::TensorType> operandTypes(const OptimizerSpec &spec, const ir::TensorType &param) {
+  std::vector<ir::TensorType> types = {param, param, ir::TensorType(ir::DType::F32, {})};
+  if (takesStep(spec)) types.push_back(ir::TensorType(ir::DType::I64, {}));
+  for (const StateBuffer &s : stateBuffers(spec))
+    types.push_back(s.scalar ? ir::TensorType(param.dtype, {}) : param);
+  return types;
+}
+
+// Runs the update op's shape rule, which checks the hyperparameter values.
+Error checkUpdate(const OptimizerSpec &spec, const ir::OpDef &def, const ir::TensorType &param) {
+  std::vector<ir::TensorType> types = operandTypes(spec, param);
+  ir::InferCtx ctx{types, spec.args, {}, {}, {}};
+  if (!ir::inferResultTypes(def, ctx)) return Error::make(ctx.error);
+  return Error::success();
+}
+
+const char *kindDescription(ir::AttrKind k) {
+  switch (k) {
+  case ir::AttrKind::Float: return "a number";
+  case ir::AttrKind::Bool: return "true or false";
+  case ir::AttrKind::Int: return "an integer";
+  default: return ir::attrKindName(k);
+  }
+}
+
+// Reads `betas=[b1, b2]` into beta1 and beta2.
+Error readBetas(const std::string &name, const ir::AttrValue &v, OptimizerSpec &spec) {
+  std::vector<double> betas;
+  if (auto *f = std::get_if<std::vector<double>>(&v)) betas = *f;
+  if (auto *i = std::get_if<std::vector<int64_t>>(&v)) betas.assign(i->begin(), i->end());
+  if (betas.size() != 2)
+    return Error::make("optimizer " + name +
+                       " argument 'betas' must be a list of two numbers, got " +
+                       ir::attrValueStr(v));
+  spec.args.set("beta1", betas[0]);
+  spec.args.set("beta2", betas[1]);
+  return Error::success();
+}
+
+// Applies one `optimizer.<arg>` setting to `spec`.
+Error readArgument(const ir::OpDef &def, const std::string &arg, const ir::AttrValue &v,
+                   OptimizerSpec &spec) {
+  const std::string &name = spec.name;
+  if (arg == "lr") return Error::success();
+  if (arg == "betas" && isAdamFamily(name)) return readBetas(name, v, spec);
+  const ir::AttrSpec *a = def.findAttr(arg);
+  if (!a) {
+    std::vector<std::string> valid = argumentNames(name, def);
+    std::string hint = closestMatch(arg, valid);
+    return Error::make("optimizer " + name + " has no argument '" + arg + "'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (arguments of " +
+                       name + ": " + join(valid) + ")");
+  }
+  auto coerced = ir::coerceAttr(v, a->kind);
+  if (!coerced)
+    return Error::make("optimizer " + name + " argument '" + arg + "' must be " +
+                       kindDescription(a->kind) + ", got " + ir::attrValueStr(v));
+  spec.args.set(arg, std::move(*coerced));
+  return Error::success();
+}
+
+// The type of state buffer `s` of `param`.
+ir::TensorType bufferType(const StateBuffer &s, const ir::Param &param) {
+  return s.scalar ? ir::TensorType(param.type.dtype, {}) : param.type;
+}
+
+// Fails if a parameter named like one of `param`'s state buffers exists but
+// differs from it; such buffers are reused otherwise.
+Error checkBuffers(const ir::Module &m, const OptimizerSpec &spec, const ir::Param &param) {
+  for (const StateBuffer &s : stateBuffers(spec)) {
+    std::string name = param.name + "." + s.suffix;
+    ir::TensorType type = bufferType(s, param);
+    const ir::Param *old = m.findParam(name);
+    if (old && (old->type != type || old->init != s.init || old->trainable))
+      return Error::make("state buffer @" + name + " : " + type.str() + " init=" + s.init +
+                         " clashes with an existing parameter @" + name + " : " + old->type.str() +
+                         " init=" + old->init);
+  }
+  return Error::success();
+}
+
+} // namespace
+
+std::vector<std::string> optimizerNames() { return {"sgd", "adam", "adamw", "rmsprop", "nadam"}; }
+
+Expected<OptimizerSpec> readOptimizer(const ir::AttrMap &trainConfig) {
+  std::vector<std::string> names = optimizerNames();
+  std::string known = " (known optimizers: " + join(names) + ")";
+  const ir::AttrValue *chosen = trainConfig.find("optimizer");
+  const ir::AttrValue sgd = std::string("sgd");
+  if (!chosen) chosen = &sgd;
+  const auto *name = std::get_if<std::string>(chosen);
+  if (!name)
+    return Error::make("train setting 'optimizer' must name an optimizer, got " +
+                       ir::attrValueStr(*chosen) + known);
+  if (std::find(names.begin(), names.end(), *name) == names.end()) {
+    std::string hint = closestMatch(*name, names);
+    return Error::make("unknown optimizer '" + *name + "'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") + known);
+  }
+  const ir::OpDef *def = ir::OpTable::get().lookup(*name + "_update");
+  if (!def) return Error::make("optimizer " + *name + " has no update op in the op table");
+
+  OptimizerSpec spec{*name, {}};
+  for (const ir::AttrSpec &a : def->attrs)
+    if (a.defaultValue) spec.args.set(a.name, *a.defaultValue);
+  const std::string prefix = "optimizer.";
+  bool betas = false, beta = false;
+  for (const auto &[key, value] : trainConfig.entries()) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string arg = key.substr(prefix.size());
+    betas = betas || arg == "betas";
+    beta = beta || arg == "beta1" || arg == "beta2";
+    if (Error e = readArgument(*def, arg, value, spec)) return e;
+  }
+  if (betas && beta)
+    return Error::make("optimizer " + *name + " takes either betas or beta1 and beta2, not both");
+  if (Error e = checkUpdate(spec, *def, ir::TensorType(ir::DType::F32, {1}))) return e;
+  return spec;
+}
+
+Error emitUpdate(ir::Module &m, ir::Builder &b, const OptimizerSpec &spec, ir::Param &param,
+                 ir::Value *grad, ir::Value *lr, ir::Value *step) {
+  std::string opName = spec.name + "_update";
+  const ir::OpDef *def = ir::OpTable::get().lookup(opName);
+  if (!def) return Error::make("unknown optimizer '" + spec.name + "'");
+  OptimizerSpec full = spec;
+  ir::fillDefaultAttrs(*def, full.args);
+  std::string what = "optimizer update of @" + param.name + ": ";
+  if (!grad || !lr) return Error::make(what + "missing gradient or learning rate");
+  if (takesStep(full) && !step) return Error::make(what + spec.name + " needs the step count");
+  // Check before creating buffers so that a failure leaves the module as it was.
+  std::vector<ir::TensorType> types = operandTypes(full, param.type);
+  types[1] = grad->type();
+  types[2] = lr->type();
+  if (takesStep(full)) types[3] = step->type();
+  ir::InferCtx ctx{types, full.args, {}, {}, {}};
+  if (!ir::inferResultTypes(*def, ctx)) return Error::make(what + ctx.error);
+  if (Error e = checkBuffers(m, full, param)) return Error::make(what + e.message());
+
+  std::vector<ir::Value *> operands = {param.value, grad, lr};
+  if (takesStep(full)) operands.push_back(step);
+  for (const StateBuffer &s : stateBuffers(full)) {
+    std::string name = param.name + "." + s.suffix;
+    ir::Param *buf = m.findParam(name);
+    if (!buf) buf = m.addParam(name, bufferType(s, param), s.init, false, param.loc);
+    operands.push_back(buf->value);
+  }
+  if (!b.createVoid(opName, operands, full.args)) return Error::make(what + b.error());
+  return Error::success();
+}
+
+} // namespace dtnn::passes

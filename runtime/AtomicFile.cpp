@@ -1,0 +1,145 @@
+// Atomic replacement by the usual POSIX recipe: create a unique temporary file next to the
+// target, write it, flush and fsync it, rename it over the target (rename is atomic within a
+// file system), then fsync the directory so that the rename itself survives a crash.
+#include "runtime/AtomicFile.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace dtnn::runtime {
+namespace {
+
+// The directory that holds path: "." for a bare file name.
+std::string parentDir(const std::string &path) {
+  std::string::size_type slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
+  return path.substr(0, slash);
+}
+
+// The last component of path.
+std::string baseName(const std::string &path) {
+  std::string::size_type slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// An error "<path>: <what>: <strerror(err)>".
+Error systemError(const std::string &path, const std::string &what, int err) {
+  return Error::make(path + ": " + what + ": " + std::strerror(err));
+}
+
+// A temporary file that is removed when it goes out of scope unless it was committed.
+class Temporary {
+public:
+  ~Temporary() {
+    if (file_)
+      std::fclose(file_);
+    else if (fd_ >= 0)
+      ::close(fd_);
+    if (!name_.empty())
+      ::unlink(name_.c_str());
+  }
+
+  // Creates a new file with a unique name in dir; returns errno on failure.
+  int create(const std::string &dir, const std::string &base) {
+    static std::atomic<uint64_t> counter{0};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+      std::string name = dir + "/." + base + ".tmp." + std::to_string(::getpid()) + "." +
+                         std::to_string(counter++) + "." + std::to_string(stamp % 1000000007);
+      fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ >= 0) {
+        name_ = std::move(name);
+        return 0;
+      }
+      if (errno != EEXIST)
+        return errno;
+    }
+    return EEXIST;
+  }
+
+  // Closes the stream and checks that everything written reached the disk; returns errno on
+  // failure.
+  int closeSynced() {
+    int err = 0;
+    if (std::fflush(file_) != 0 || std::ferror(file_))
+      err = errno ? errno : EIO;
+    else if (::fsync(fd_) != 0)
+      err = errno;
+    if (std::fclose(file_) != 0 && !err)
+      err = errno ? errno : EIO;
+    file_ = nullptr;
+    fd_ = -1;
+    return err;
+  }
+
+  // Keeps the file: it has been renamed to its final name.
+  void commit() { name_.clear(); }
+
+  int fd() const { return fd_; }
+  const std::string &name() const { return name_; }
+  std::FILE *file() const { return file_; }
+  void setFile(std::FILE *file) { file_ = file; }
+
+private:
+  int fd_ = -1;
+  std::FILE *file_ = nullptr;
+  std::string name_;
+};
+
+// Flushes the directory entry changes of dir to disk. File systems that cannot sync a
+// directory report EINVAL, which is not an error here.
+int syncDirectory(const std::string &dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  int err = ::fsync(fd) != 0 && errno != EINVAL ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
+} // namespace
+
+Error writeFileAtomically(const std::string &path, const std::function<bool(std::FILE *)> &write) {
+  std::string dir = parentDir(path);
+  Temporary tmp;
+  if (int err = tmp.create(dir, baseName(path)))
+    return systemError(path, "cannot create a temporary file in '" + dir + "'", err);
+  struct stat old;
+  if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode) &&
+      ::fchmod(tmp.fd(), old.st_mode & 07777) != 0)
+    return systemError(path, "cannot set the permissions of '" + tmp.name() + "'", errno);
+  tmp.setFile(::fdopen(tmp.fd(), "wb"));
+  if (!tmp.file())
+    return systemError(path, "cannot open a stream on '" + tmp.name() + "'", errno);
+
+  errno = 0;
+  if (!write(tmp.file())) {
+    int err = std::ferror(tmp.file()) && errno ? errno : 0;
+    return err ? systemError(path, "write failed", err) : Error::make(path + ": write failed");
+  }
+  if (int err = tmp.closeSynced())
+    return systemError(path, "write failed", err);
+  if (::rename(tmp.name().c_str(), path.c_str()) != 0)
+    return systemError(path, "cannot replace it", errno);
+  tmp.commit();
+  if (int err = syncDirectory(dir))
+    return systemError(path, "written, but syncing directory '" + dir + "' failed", err);
+  return Error::success();
+}
+
+Error writeFileAtomically(const std::string &path, std::string_view data) {
+  return writeFileAtomically(path, [&](std::FILE *file) {
+    return data.empty() || std::fwrite(data.data(), 1, data.size(), file) == data.size();
+  });
+}
+
+} // namespace dtnn::runtime

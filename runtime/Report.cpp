@@ -1,0 +1,111 @@
+#include "runtime/Report.h"
+
+#include "ir/Attributes.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <sstream>
+
+namespace dtnn::runtime {
+
+namespace {
+
+double nowSeconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+bool isWholeNumberKey(const std::string &key) {
+  return key == "epoch" || key == "steps" || key == "peak_rss_bytes";
+}
+
+// A JSON number; non-finite values become null.
+std::string jsonNumber(const std::string &key, double v) {
+  if (!std::isfinite(v)) return "null";
+  if (isWholeNumberKey(key)) return std::to_string(static_cast<int64_t>(v));
+  return ir::formatDouble(v);
+}
+
+} // namespace
+
+double EpochRecord::get(const std::string &key) const {
+  for (const auto &[k, v] : values)
+    if (k == key) return v;
+  return std::nan("");
+}
+
+int64_t peakRssBytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;
+}
+
+void ProgressBar::update(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss,
+                         double imagesPerSecond) {
+  if (!enabled_) return;
+  double now = nowSeconds();
+  if (step != steps && lastDraw_ >= 0 && now - lastDraw_ < 0.1) return;
+  lastDraw_ = now;
+  const int width = 30;
+  int filled = steps ? static_cast<int>(width * step / steps) : width;
+  std::ostringstream line;
+  line << "\repoch " << epoch << "/" << epochs << " [";
+  for (int i = 0; i < width; ++i) line << (i < filled ? '=' : i == filled ? '>' : ' ');
+  line << "] " << step << "/" << steps << " loss " << std::fixed << std::setprecision(4) << loss;
+  if (imagesPerSecond > 0) line << " " << std::setprecision(0) << imagesPerSecond << " img/s";
+  line << "\033[K";
+  os_ << line.str() << std::flush;
+  drawn_ = true;
+}
+
+void ProgressBar::clear() {
+  if (!drawn_) return;
+  os_ << "\r\033[K" << std::flush;
+  drawn_ = false;
+}
+
+std::string epochLine(const EpochRecord &r, int64_t epochs) {
+  std::ostringstream os;
+  os << "epoch " << r.epoch << "/" << epochs << ":";
+  for (const auto &[k, v] : r.values) {
+    if (k == "epoch") continue;
+    os << " " << k << " ";
+    if (k.ends_with("_acc") || k.find("_top") != std::string::npos)
+      os << std::fixed << std::setprecision(2) << 100 * v << "%";
+    else if (k == "seconds")
+      os << std::fixed << std::setprecision(1) << v;
+    else if (k == "images_per_s" || k == "peak_rss_bytes" || k == "steps")
+      os << std::fixed << std::setprecision(0) << v;
+    else
+      os << std::defaultfloat << std::setprecision(5) << v;
+    os.unsetf(std::ios::floatfield);
+  }
+  return os.str();
+}
+
+MetricsWriter::~MetricsWriter() {
+  if (file_) std::fclose(file_);
+}
+
+Error MetricsWriter::open(const std::string &path, bool append) {
+  path_ = path;
+  file_ = std::fopen(path.c_str(), append ? "a" : "w");
+  if (!file_) return Error::make("cannot open metrics file '" + path + "': " + std::strerror(errno));
+  return Error::success();
+}
+
+Error MetricsWriter::write(const EpochRecord &r) {
+  std::string line = "{\"epoch\": " + std::to_string(r.epoch);
+  for (const auto &[k, v] : r.values)
+    if (k != "epoch") line += ", \"" + k + "\": " + jsonNumber(k, v);
+  line += "}\n";
+  if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
+    return Error::make("cannot write metrics file '" + path_ + "': " + std::strerror(errno));
+  return Error::success();
+}
+
+} // namespace dtnn::runtime

@@ -1,0 +1,61 @@
+// What a training run reports: a progress line redrawn while an epoch runs,
+// one summary line per epoch, and a JSON Lines metrics file.
+#pragma once
+
+#include "ir/Error.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace dtnn::runtime {
+
+// One epoch's figures. `values` holds train_loss, train_acc, test_loss, ...
+// in the order they were added, which is the order they are printed.
+struct EpochRecord {
+  int64_t epoch = 0; // 1-based
+  std::vector<std::pair<std::string, double>> values;
+  void add(std::string key, double v) { values.emplace_back(std::move(key), v); }
+  double get(const std::string &key) const;
+};
+
+// The peak resident set size of this process, in bytes.
+int64_t peakRssBytes();
+
+// Redraws "epoch 1/5 [=====>    ] 312/938 loss 0.5123 4890 img/s" on a
+// terminal at most ten times a second.
+class ProgressBar {
+public:
+  ProgressBar(std::ostream &os, bool enabled) : os_(os), enabled_(enabled) {}
+  void update(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss,
+              double imagesPerSecond);
+  // Erases the line before other output.
+  void clear();
+
+private:
+  std::ostream &os_;
+  bool enabled_;
+  bool drawn_ = false;
+  double lastDraw_ = -1;
+};
+
+// The one-line summary of an epoch: "epoch 1/5: train_loss 0.5123 ...".
+std::string epochLine(const EpochRecord &r, int64_t epochs);
+
+// Appends records as JSON Lines to a file; the file is created (or, when
+// `append` is false, truncated) on open.
+class MetricsWriter {
+public:
+  ~MetricsWriter();
+  Error open(const std::string &path, bool append);
+  Error write(const EpochRecord &r);
+
+private:
+  std::string path_;
+  std::FILE *file_ = nullptr;
+};
+
+} // namespace dtnn::runtime

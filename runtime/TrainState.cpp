@@ -1,0 +1,91 @@
+#include "runtime/TrainState.h"
+
+#include "runtime/Checkpoint.h"
+#include "runtime/Init.h"
+
+namespace dtnn::runtime {
+
+namespace {
+
+constexpr const char *kFormat = "dtnn-train-state-1";
+
+Expected<int64_t> metaInt(const std::map<std::string, std::string> &meta, const std::string &key,
+                          const std::string &path) {
+  auto it = meta.find(key);
+  if (it == meta.end()) return Error::make(path + ": checkpoint metadata lacks '" + key + "'");
+  try {
+    size_t used = 0;
+    long long v = std::stoll(it->second, &used);
+    if (used != it->second.size() || v < 0) throw std::invalid_argument(key);
+    return static_cast<int64_t>(v);
+  } catch (const std::exception &) {
+    return Error::make(path + ": checkpoint metadata '" + key + "' is not a count: '" +
+                       it->second + "'");
+  }
+}
+
+} // namespace
+
+Error initializeParams(ParamStore &store, uint64_t seed) {
+  for (const auto &p : store.module().params()) {
+    Tensor t(p->type);
+    if (Error e = initializeParam(p->init, p->type, seed, p->name, t))
+      return Error::make("parameter '" + p->name + "': " + e.message());
+    store.write(p->name, t);
+  }
+  return Error::success();
+}
+
+Error saveTrainState(const std::string &path, const std::string &model, const ParamStore &store,
+                     const Progress &progress, const std::map<std::string, std::string> &meta) {
+  Checkpoint ck;
+  for (const auto &p : store.module().params()) ck.tensors.emplace(p->name, store.read(p->name));
+  ck.metadata = meta;
+  ck.metadata["format"] = kFormat;
+  ck.metadata["model"] = model;
+  ck.metadata["epoch"] = std::to_string(progress.epoch);
+  ck.metadata["step_in_epoch"] = std::to_string(progress.stepInEpoch);
+  ck.metadata["step"] = std::to_string(progress.step);
+  return saveCheckpoint(path, ck);
+}
+
+Expected<std::map<std::string, std::string>> loadTrainState(const std::string &path,
+                                                            const std::string &model,
+                                                            ParamStore &store, Progress &progress) {
+  auto ck = loadCheckpoint(path);
+  if (!ck) return ck.takeError();
+  auto &meta = ck->metadata;
+  if (meta.count("format") == 0 || meta["format"] != kFormat)
+    return Error::make(path + ": not a dtnn training checkpoint (metadata 'format' is '" +
+                       (meta.count("format") ? meta["format"] : "") + "', expected '" + kFormat +
+                       "')");
+  if (meta["model"] != model)
+    return Error::make(path + ": checkpoint is for model '" + meta["model"] + "', not '" + model +
+                       "'");
+  for (const auto &p : store.module().params()) {
+    auto it = ck->tensors.find(p->name);
+    if (it == ck->tensors.end())
+      return Error::make(path + ": checkpoint lacks parameter '" + p->name +
+                         "' (was it saved with another optimizer or model?)");
+    if (it->second.type() != p->type)
+      return Error::make(path + ": parameter '" + p->name + "' is " + it->second.type().str() +
+                         " in the checkpoint but " + p->type.str() + " in the model");
+  }
+  for (const auto &[name, t] : ck->tensors)
+    if (!store.module().findParam(name))
+      return Error::make(path + ": checkpoint holds '" + name +
+                         "', which the model does not have (was it saved with another optimizer?)");
+  Progress loaded;
+  for (auto [key, field] : {std::pair{"epoch", &loaded.epoch},
+                            std::pair{"step_in_epoch", &loaded.stepInEpoch},
+                            std::pair{"step", &loaded.step}}) {
+    auto v = metaInt(meta, key, path);
+    if (!v) return v.takeError();
+    *field = *v;
+  }
+  for (const auto &[name, t] : ck->tensors) store.write(name, t);
+  progress = loaded;
+  return meta;
+}
+
+} // namespace dtnn::runtime

@@ -1,0 +1,396 @@
+#include "runtime/Trainer.h"
+
+#include "runtime/Executor.h"
+#include "runtime/Report.h"
+#include "runtime/TrainState.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+namespace dtnn::runtime {
+
+namespace {
+
+double nowSeconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+// Plans and executors of one graph, one per batch size met (the last batch
+// of an epoch may be smaller).
+class StepRunner {
+public:
+  StepRunner(const ir::Graph &g, ParamStore &store, Backend &backend)
+      : g_(g), store_(store), backend_(backend) {}
+
+  Expected<Executor *> get(int64_t batch) {
+    auto it = byBatch_.find(batch);
+    if (it != byBatch_.end()) return it->second.ex.get();
+    auto plan = buildPlan(g_, batch, backend_);
+    if (!plan) return plan.takeError();
+    Entry &e = byBatch_[batch];
+    e.plan = std::make_unique<Plan>(std::move(*plan));
+    e.ex = std::make_unique<Executor>(*e.plan, store_, backend_);
+    return e.ex.get();
+  }
+
+private:
+  struct Entry {
+    std::unique_ptr<Plan> plan;
+    std::unique_ptr<Executor> ex;
+  };
+  const ir::Graph &g_;
+  ParamStore &store_;
+  Backend &backend_;
+  std::map<int64_t, Entry> byBatch_;
+};
+
+// Sums of the step outputs (loss, metrics) weighted by batch size.
+struct Totals {
+  std::vector<double> sums;
+  int64_t samples = 0;
+  void add(const std::vector<double> &values, int64_t n) {
+    sums.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) sums[i] += values[i] * n;
+    samples += n;
+  }
+  double mean(size_t i) const { return samples && i < sums.size() ? sums[i] / samples : std::nan(""); }
+};
+
+class Session {
+public:
+  Session(const ir::Module &m, const TrainSettings &s, const RunOptions &o, Backend &backend,
+          std::ostream &out, std::ostream &err)
+      : m_(m), s_(s), o_(o), backend_(backend), out_(out), err_(err), bar_(out, o.progressBar) {}
+
+  RunStatus run();
+
+private:
+  Error findGraphs();
+  Error loadData();
+  Error checkData(const Dataset &d, const std::string &which);
+  Expected<std::vector<double>> runStep(StepRunner &runner, const Batch &b, bool training);
+  Expected<Totals> evaluate(const std::vector<int64_t> &indices, const Dataset &d);
+  Error saveState(const std::string &path);
+  std::string periodicPath(int64_t epoch) const;
+  RunStatus fail(const std::string &message, RunStatus status = RunStatus::InputError) {
+    bar_.clear();
+    out_ << std::flush;
+    err_ << "dtnn-run: error: " << message << "\n";
+    return status;
+  }
+
+  const ir::Module &m_;
+  const TrainSettings &s_;
+  const RunOptions &o_;
+  Backend &backend_;
+  std::ostream &out_, &err_;
+  ProgressBar bar_;
+
+  const ir::Graph *fwd_ = nullptr, *train_ = nullptr, *eval_ = nullptr;
+  std::unique_ptr<ParamStore> store_;
+  std::unique_ptr<StepRunner> trainRunner_, evalRunner_;
+  DataSplits data_;
+  std::string dataName_; // the data source, for messages
+  std::vector<int64_t> trainIdx_, valIdx_;
+  std::unique_ptr<LrSchedule> schedule_;
+  std::optional<EarlyStopping> early_;
+  Progress progress_;
+  double lr_ = 0;
+};
+
+Error Session::findGraphs() {
+  for (const auto &g : m_.graphs()) {
+    if (g->name().ends_with(".train"))
+      train_ = g.get();
+    else if (g->name().ends_with(".eval"))
+      eval_ = g.get();
+    else
+      fwd_ = g.get();
+  }
+  if (!fwd_ || !train_ || !eval_)
+    return Error::make("the module lacks a forward, train or eval graph (run the autodiff pass)");
+  if (fwd_->inputs().size() != 1)
+    return Error::make("model '" + fwd_->name() + "' takes " +
+                       std::to_string(fwd_->inputs().size()) +
+                       " inputs; dtnn-run trains models with one image input");
+  const ir::TensorType &in = fwd_->inputs()[0]->type();
+  if (in.dtype != ir::DType::F32)
+    return Error::make("model input must be f32, got " + in.str());
+  return Error::success();
+}
+
+Error Session::checkData(const Dataset &d, const std::string &which) {
+  const ir::TensorType &in = fwd_->inputs()[0]->type();
+  std::vector<int64_t> want(in.dims.begin() + 1, in.dims.end());
+  if (d.sampleShape != want) {
+    std::string got;
+    for (int64_t x : d.sampleShape) got += (got.empty() ? "" : "x") + std::to_string(x);
+    return Error::make(dataName_ + ": " + which + " images are " + got +
+                       ", but model '" + fwd_->name() + "' takes " + in.str());
+  }
+  const ir::TensorType &outT = fwd_->outputs()[0]->type();
+  int64_t classes = outT.rank() == 2 ? outT.dims[1] : 0;
+  for (int64_t i = 0; i < d.count; ++i)
+    if (d.labels[i] < 0 || d.labels[i] >= classes)
+      return Error::make(dataName_ + ": " + which + " label " +
+                         std::to_string(d.labels[i]) + " of sample " + std::to_string(i) +
+                         " is out of range for model '" + fwd_->name() + "' with " +
+                         std::to_string(classes) + " outputs");
+  return Error::success();
+}
+
+Error Session::loadData() {
+  DataSpec spec = s_.data;
+  if (o_.synthetic) {
+    const ir::TensorType &in = fwd_->inputs()[0]->type();
+    const ir::TensorType &outT = fwd_->outputs()[0]->type();
+    spec = {"synthetic", {}};
+    spec.args.set("shape", std::vector<int64_t>(in.dims.begin() + 1, in.dims.end()));
+    if (outT.rank() == 2) spec.args.set("classes", outT.dims[1]);
+    for (const auto &[k, v] : s_.data.args.entries())
+      if (s_.data.name == "synthetic") spec.args.set(k, v);
+  }
+  dataName_ = spec.name;
+  auto d = dtnn::loadData(spec, o_.synthetic ? "" : o_.dataDir, s_.seed);
+  if (!d) return d.takeError();
+  data_ = std::move(*d);
+  if (Error e = checkData(data_.train, "training")) return e;
+  if (Error e = checkData(data_.test, "test")) return e;
+  auto [trainIdx, valIdx] = splitValidation(data_.train.count, s_.validation, s_.seed);
+  trainIdx_ = std::move(trainIdx);
+  valIdx_ = std::move(valIdx);
+  return Error::success();
+}
+
+Expected<std::vector<double>> Session::runStep(StepRunner &runner, const Batch &b, bool training) {
+  auto ex = runner.get(b.size);
+  if (!ex) return ex.takeError();
+  Executor &e = **ex;
+  e.setInput(0, b.images.data(), b.images.size() * sizeof(float));
+  e.setInput(1, b.labels.data(), b.labels.size() * sizeof(int32_t));
+  if (training) {
+    float lr = static_cast<float>(lr_);
+    int64_t step = progress_.step + 1;
+    e.setInput(2, &lr, sizeof lr);
+    e.setInput(3, &step, sizeof step);
+  }
+  e.run();
+  std::vector<double> values;
+  for (size_t i = 0; i < e.plan().outputs.size(); ++i) values.push_back(e.scalarOutput(i));
+  return values;
+}
+
+Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Dataset &d) {
+  LoaderOptions lo;
+  lo.batch = s_.batch;
+  lo.shuffle = false;
+  lo.norm = data_.norm;
+  lo.prefetch = o_.prefetch;
+  BatchLoader loader(d, indices, lo);
+  loader.startEpoch(0);
+  Totals t;
+  Batch b;
+  while (loader.next(b)) {
+    auto v = runStep(*evalRunner_, b, false);
+    if (!v) return v.takeError();
+    t.add(*v, b.size);
+  }
+  return t;
+}
+
+std::string Session::periodicPath(int64_t epoch) const {
+  namespace fs = std::filesystem;
+  fs::path base = o_.savePath.empty() ? fs::path(fwd_->name() + ".safetensors") : fs::path(o_.savePath);
+  fs::path ext = base.extension().empty() ? fs::path(".safetensors") : base.extension();
+  return (base.parent_path() / base.stem()).string() + ".epoch" + std::to_string(epoch) +
+         ext.string();
+}
+
+Error Session::saveState(const std::string &path) {
+  std::map<std::string, std::string> meta = {{"seed", std::to_string(s_.seed)},
+                                             {"optimizer", s_.optimizer},
+                                             {"loss", s_.loss}};
+  for (const auto &[k, v] : schedule_->state()) meta["schedule." + k] = v;
+  if (early_)
+    for (const auto &[k, v] : early_->state()) meta["early_stopping." + k] = v;
+  return saveTrainState(path, fwd_->name(), *store_, progress_, meta);
+}
+
+RunStatus Session::run() {
+  if (Error e = findGraphs()) return fail(e.message());
+  auto sched = makeSchedule(s_.schedule, s_.lr, s_.epochs);
+  if (!sched) return fail(sched.error().message());
+  schedule_ = std::move(*sched);
+  if (s_.earlyStopping) {
+    auto es = makeEarlyStopping(*s_.earlyStopping);
+    if (!es) return fail(es.error().message());
+    early_ = *es;
+  }
+  if (Error e = loadData()) return fail(e.message());
+
+  store_ = std::make_unique<ParamStore>(m_, backend_);
+  if (Error e = initializeParams(*store_, s_.seed)) return fail(e.message());
+  if (!o_.resumePath.empty()) {
+    auto meta = loadTrainState(o_.resumePath, fwd_->name(), *store_, progress_);
+    if (!meta) return fail(meta.error().message());
+    std::map<std::string, std::string> sched, es;
+    for (const auto &[k, v] : *meta) {
+      if (k.starts_with("schedule.")) sched[k.substr(9)] = v;
+      if (k.starts_with("early_stopping.")) es[k.substr(15)] = v;
+    }
+    if (Error e = schedule_->restore(sched)) return fail(o_.resumePath + ": " + e.message());
+    if (early_)
+      if (Error e = early_->restore(es)) return fail(o_.resumePath + ": " + e.message());
+  }
+  trainRunner_ = std::make_unique<StepRunner>(*train_, *store_, backend_);
+  evalRunner_ = std::make_unique<StepRunner>(*eval_, *store_, backend_);
+  const auto &metrics = s_.metrics;
+
+  if (o_.evalOnly) {
+    auto t = evaluate({}, data_.test);
+    if (!t) return fail(t.error().message());
+    out_ << "test_loss " << t->mean(0);
+    for (size_t i = 0; i < metrics.size(); ++i)
+      out_ << " test_" << (metrics[i] == "accuracy" ? "acc" : metrics[i]) << " " << 100 * t->mean(i + 1) << "%";
+    out_ << "\n";
+    return RunStatus::Ok;
+  }
+
+  MetricsWriter writer;
+  if (!o_.metricsPath.empty())
+    if (Error e = writer.open(o_.metricsPath, !o_.resumePath.empty())) return fail(e.message());
+
+  LoaderOptions lo;
+  lo.batch = s_.batch;
+  lo.seed = s_.seed;
+  lo.norm = data_.norm;
+  lo.prefetch = o_.prefetch;
+  BatchLoader loader(data_.train, trainIdx_, lo);
+  int64_t stepsPerEpoch = loader.batchesPerEpoch();
+  int64_t runSteps = 0, timedSamples = 0;
+  double timedSeconds = 0;
+  bool stop = false;
+  double lastTestAcc = std::nan("");
+  out_ << "training " << fwd_->name() << " on " << data_.description;
+  if (!valIdx_.empty())
+    out_ << " (" << valIdx_.size() << " training images held out for validation)";
+  out_ << "; batch " << s_.batch << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
+       << backend_.name() << "\n";
+
+  while (!stop && progress_.epoch < s_.epochs) {
+    int64_t epoch = progress_.epoch;
+    double epochStart = nowSeconds();
+    double epochTimed = 0;
+    int64_t epochTimedSamples = 0;
+    loader.startEpoch(epoch);
+    loader.skip(progress_.stepInEpoch);
+    Totals train;
+    Batch b;
+    while (loader.next(b)) {
+      lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
+      double t0 = nowSeconds();
+      auto v = runStep(*trainRunner_, b, true);
+      if (!v) return fail(v.error().message());
+      double dt = nowSeconds() - t0;
+      ++progress_.step;
+      ++progress_.stepInEpoch;
+      ++runSteps;
+      if (!std::isfinite((*v)[0]))
+        return fail("the loss became " + std::string(std::isnan((*v)[0]) ? "nan" : "infinite") +
+                        " at epoch " + std::to_string(epoch + 1) + ", step " +
+                        std::to_string(progress_.stepInEpoch) + " (step " +
+                        std::to_string(progress_.step) +
+                        " of the run); stopping. A lower learning rate may help.",
+                    RunStatus::TrainingFailed);
+      train.add(*v, b.size);
+      if (runSteps > 5) {
+        timedSeconds += dt;
+        timedSamples += b.size;
+        epochTimed += dt;
+        epochTimedSamples += b.size;
+      }
+      bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
+                  epochTimed > 0 ? epochTimedSamples / epochTimed : 0);
+      if (o_.maxSteps >= 0 && runSteps >= o_.maxSteps) {
+        stop = true;
+        break;
+      }
+    }
+    bool epochDone = !stop || progress_.stepInEpoch == stepsPerEpoch;
+    if (epochDone) {
+      progress_.epoch += 1;
+      progress_.stepInEpoch = 0;
+    }
+    bar_.clear();
+
+    EpochRecord r;
+    r.epoch = epoch + 1;
+    r.add("steps", static_cast<double>(progress_.step));
+    r.add("train_loss", train.mean(0));
+    r.add("train_acc", train.mean(1));
+    for (size_t i = 1; i < metrics.size(); ++i) r.add("train_" + metrics[i], train.mean(i + 1));
+    double monitored = std::nan("");
+    if (!valIdx_.empty()) {
+      auto v = evaluate(valIdx_, data_.train);
+      if (!v) return fail(v.error().message());
+      r.add("val_loss", v->mean(0));
+      r.add("val_acc", v->mean(1));
+      monitored = v->mean(0);
+    }
+    auto t = evaluate({}, data_.test);
+    if (!t) return fail(t.error().message());
+    r.add("test_loss", t->mean(0));
+    r.add("test_acc", t->mean(1));
+    for (size_t i = 1; i < metrics.size(); ++i) r.add("test_" + metrics[i], t->mean(i + 1));
+    if (std::isnan(monitored)) monitored = t->mean(0);
+    lastTestAcc = t->mean(1);
+    r.add("lr", lr_);
+    r.add("seconds", nowSeconds() - epochStart);
+    r.add("images_per_s", epochTimed > 0 ? epochTimedSamples / epochTimed : std::nan(""));
+    r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
+    out_ << epochLine(r, s_.epochs) << "\n" << std::flush;
+    if (!o_.metricsPath.empty())
+      if (Error e = writer.write(r)) return fail(e.message());
+
+    if (epochDone) {
+      schedule_->endEpoch(epoch, monitored);
+      if (early_ && early_->update(monitored)) {
+        out_ << "early stopping: no improvement for " << early_->patience << " epochs\n";
+        stop = true;
+      }
+      if (s_.checkpointEvery > 0 && progress_.epoch % s_.checkpointEvery == 0)
+        if (Error e = saveState(periodicPath(progress_.epoch))) return fail(e.message());
+    }
+  }
+
+  if (!o_.savePath.empty())
+    if (Error e = saveState(o_.savePath)) return fail(e.message());
+  if (std::isnan(lastTestAcc)) {
+    auto t = evaluate({}, data_.test);
+    if (!t) return fail(t.error().message());
+    lastTestAcc = t->mean(1);
+  }
+  out_ << "test accuracy: " << std::fixed;
+  out_.precision(2);
+  out_ << 100 * lastTestAcc << "%";
+  if (timedSeconds > 0) {
+    out_.precision(0);
+    out_ << " (" << timedSamples / timedSeconds << " images/s in training)";
+  }
+  out_ << std::defaultfloat << "\n";
+  return RunStatus::Ok;
+}
+
+} // namespace
+
+RunStatus train(const ir::Module &m, const TrainSettings &settings, const RunOptions &opts,
+                Backend &backend, std::ostream &out, std::ostream &err) {
+  Session s(m, settings, opts, backend, out, err);
+  return s.run();
+}
+
+} // namespace dtnn::runtime

@@ -1,0 +1,37 @@
+// The training loop: runs a module's train step over a dataset for a number
+// of epochs, evaluates after each, adjusts the learning rate, stops early or
+// on a non-finite loss, reports progress and metrics, and saves and resumes
+// checkpoints. The module must hold @M, @M.train and @M.eval (the autodiff
+// pass builds them).
+#pragma once
+
+#include "ir/IR.h"
+#include "runtime/Backend.h"
+#include "runtime/TrainSettings.h"
+
+#include <ostream>
+#include <string>
+
+namespace dtnn::runtime {
+
+struct RunOptions {
+  std::string dataDir;        // overrides the data source's default folder
+  bool synthetic = false;     // train on synthetic data shaped like the model's input
+  int64_t maxSteps = -1;      // stop after this many steps in all (across epochs)
+  bool evalOnly = false;      // evaluate the test set and stop
+  std::string metricsPath;    // JSON Lines, one object per epoch
+  std::string savePath;       // checkpoint written when training ends
+  std::string resumePath;     // checkpoint to start from
+  bool progressBar = false;   // redraw a progress line while an epoch runs
+  bool prefetch = true;       // load batches on a background thread
+};
+
+// Exit status of a run, as dtnn-run returns it.
+enum class RunStatus { Ok = 0, InputError = 1, TrainingFailed = 3 };
+
+// Trains the model of `m`; prints to `out` (progress, one line per epoch, the
+// final test accuracy) and errors to `err`.
+RunStatus train(const ir::Module &m, const TrainSettings &settings, const RunOptions &opts,
+                Backend &backend, std::ostream &out, std::ostream &err);
+
+} // namespace dtnn::runtime

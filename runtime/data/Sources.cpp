@@ -1,0 +1,272 @@
+// Data sources. Each source is one row of a table: its name, its arguments, how to load it, the
+// usual normalization and where its files come from. Loading checks the arguments first, then
+// the directory, then each file, so the first error is the most useful one.
+#include "runtime/data/Sources.h"
+
+#include "ir/Diagnostics.h"
+#include "runtime/data/Cifar.h"
+#include "runtime/data/Idx.h"
+#include "runtime/data/Synthetic.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace dtnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Source;
+using LoadFn = Expected<DataSplits> (*)(const Source &src, const DataSpec &spec,
+                                        const std::string &dir, uint64_t seed);
+
+// One known data source.
+struct Source {
+  const char *name;
+  std::vector<std::string> args;  // Accepted argument names.
+  LoadFn load;
+  Normalization norm;             // Usual normalization of the source.
+  const char *defaultDir;         // Directory of the files, or "" if the source has none.
+  const char *hint;               // How to provide missing files.
+};
+
+// Returns "a x b x c" for a shape.
+std::string shapeStr(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += 'x';
+    s += std::to_string(shape[i]);
+  }
+  return s;
+}
+
+// Returns names separated by ", ".
+std::string join(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names) {
+    if (!s.empty())
+      s += ", ";
+    s += n;
+  }
+  return s;
+}
+
+// Describes the sizes of splits; the caller adds where they came from.
+std::string describe(const Source &src, const DataSplits &s) {
+  return std::string(src.name) + ": " + std::to_string(s.train.count) + " train, " +
+         std::to_string(s.test.count) + " test samples of " + shapeStr(s.train.sampleShape) +
+         ", " + std::to_string(s.train.numClasses) + " classes";
+}
+
+// Reads argument name of spec as kind, or returns def when it is absent.
+template <typename T>
+Expected<T> getArg(const Source &src, const DataSpec &spec, const std::string &name,
+                   ir::AttrKind kind, T def) {
+  const ir::AttrValue *v = spec.args.find(name);
+  if (!v)
+    return def;
+  std::optional<ir::AttrValue> c = ir::coerceAttr(*v, kind);
+  if (!c)
+    return Error::make(std::string(src.name) + ": argument '" + name + "' expects " +
+                       ir::attrKindName(kind) + ", got " + ir::attrValueStr(*v));
+  return std::get<T>(*c);
+}
+
+// Returns the directory of a file-backed source: the override, the `dir` argument or the
+// default, checked to exist.
+Expected<std::string> sourceDir(const Source &src, const DataSpec &spec,
+                                const std::string &override) {
+  Expected<std::string> dir = getArg<std::string>(src, spec, "dir", ir::AttrKind::String,
+                                                  src.defaultDir);
+  if (!dir)
+    return dir;
+  if (!override.empty())
+    *dir = override;
+  std::error_code ec;
+  if (!fs::is_directory(*dir, ec))
+    return Error::make(std::string(src.name) + ": data directory " + *dir +
+                       " does not exist; " + src.hint);
+  return dir;
+}
+
+// Returns dir/stem or dir/stem.gz, whichever exists, preferring the uncompressed file.
+Expected<std::string> findIdx(const Source &src, const std::string &dir, const std::string &stem) {
+  std::string plain = (fs::path(dir) / stem).string();
+  std::error_code ec;
+  if (fs::is_regular_file(plain, ec))
+    return plain;
+  if (fs::is_regular_file(plain + ".gz", ec))
+    return plain + ".gz";
+  return Error::make(std::string(src.name) + ": neither " + plain + ".gz nor " + plain +
+                     " exists; " + src.hint);
+}
+
+// Reads one IDX split, prefix "train" or "t10k", from dir.
+Expected<Dataset> readIdxSplit(const Source &src, const std::string &dir,
+                               const std::string &prefix) {
+  Expected<std::string> images = findIdx(src, dir, prefix + "-images-idx3-ubyte");
+  if (!images)
+    return images.takeError();
+  Expected<std::string> labels = findIdx(src, dir, prefix + "-labels-idx1-ubyte");
+  if (!labels)
+    return labels.takeError();
+  return readIdx(*images, *labels);
+}
+
+Expected<DataSplits> loadIdx(const Source &src, const DataSpec &spec, const std::string &dir,
+                             uint64_t) {
+  Expected<std::string> root = sourceDir(src, spec, dir);
+  if (!root)
+    return root.takeError();
+  DataSplits s;
+  for (auto [set, prefix] : {std::pair{&s.train, "train"}, std::pair{&s.test, "t10k"}}) {
+    Expected<Dataset> data = readIdxSplit(src, *root, prefix);
+    if (!data)
+      return data.takeError();
+    *set = std::move(*data);
+  }
+  s.description = describe(src, s) + ", from " + *root;
+  return s;
+}
+
+Expected<DataSplits> loadCifar10(const Source &src, const DataSpec &spec, const std::string &dir,
+                                 uint64_t) {
+  Expected<std::string> root = sourceDir(src, spec, dir);
+  if (!root)
+    return root.takeError();
+  std::vector<std::string> trainFiles;
+  for (int i = 1; i <= 5; ++i)
+    trainFiles.push_back("data_batch_" + std::to_string(i) + ".bin");
+  DataSplits s;
+  for (auto [set, files] : {std::pair{&s.train, trainFiles},
+                            std::pair{&s.test, std::vector<std::string>{"test_batch.bin"}}}) {
+    std::vector<std::string> paths;
+    for (const std::string &f : files) {
+      std::string path = (fs::path(*root) / f).string();
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec))
+        return Error::make(std::string(src.name) + ": " + path + " does not exist; " + src.hint);
+      paths.push_back(path);
+    }
+    Expected<Dataset> data = readCifar10(paths);
+    if (!data)
+      return data.takeError();
+    *set = std::move(*data);
+  }
+  s.description = describe(src, s) + ", from " + *root;
+  return s;
+}
+
+// Returns samples [begin, end) of data.
+Dataset slice(const Dataset &data, int64_t begin, int64_t end) {
+  int64_t numel = data.count ? int64_t(data.pixels.size()) / data.count : 0;
+  Dataset out;
+  out.count = end - begin;
+  out.sampleShape = data.sampleShape;
+  out.numClasses = data.numClasses;
+  out.pixels.assign(data.pixels.begin() + begin * numel, data.pixels.begin() + end * numel);
+  out.labels.assign(data.labels.begin() + begin, data.labels.begin() + end);
+  return out;
+}
+
+Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, const std::string &,
+                                   uint64_t seed) {
+  using ir::AttrKind;
+  auto shape = getArg<std::vector<int64_t>>(src, spec, "shape", AttrKind::Ints, {1, 28, 28});
+  auto classes = getArg<int64_t>(src, spec, "classes", AttrKind::Int, 10);
+  auto train = getArg<int64_t>(src, spec, "train_size", AttrKind::Int, 6000);
+  auto test = getArg<int64_t>(src, spec, "test_size", AttrKind::Int, 1000);
+  if (!shape)
+    return shape.takeError();
+  if (!classes)
+    return classes.takeError();
+  if (!train)
+    return train.takeError();
+  if (!test)
+    return test.takeError();
+  std::string name = src.name;
+  // Bounds keep the total size below 4 GiB and every product free of overflow.
+  constexpr int64_t kMaxBytes = int64_t(1) << 32;
+  if (shape->empty() || shape->size() > 8)
+    return Error::make(name + ": 'shape' must have 1 to 8 dimensions, got " +
+                       ir::attrValueStr(*shape));
+  int64_t bytes = 1;
+  for (int64_t d : *shape) {
+    if (d < 1 || d > kMaxBytes)
+      return Error::make(name + ": 'shape' dimensions must be positive, got " +
+                         ir::attrValueStr(*shape));
+    bytes = std::min(bytes * d, kMaxBytes + 1);
+  }
+  if (*classes < 1 || *classes > 65536)
+    return Error::make(name + ": 'classes' must be in 1..65536, got " +
+                       std::to_string(*classes));
+  if (*train < 1 || *test < 0 || *train > kMaxBytes || *test > kMaxBytes)
+    return Error::make(name + ": 'train_size' must be positive and 'test_size' not negative, got train_size=" +
+                       std::to_string(*train) + ", test_size=" + std::to_string(*test));
+  if (bytes > kMaxBytes / (*train + *test))
+    return Error::make(name + ": " + std::to_string(*train + *test) + " samples of " +
+                       shapeStr(*shape) + " exceed the 4 GiB limit of synthetic data");
+  Dataset all = makeSynthetic(*shape, int32_t(*classes), *train + *test, seed);
+  DataSplits s;
+  s.train = slice(all, 0, *train);
+  s.test = slice(all, *train, *train + *test);
+  s.description = describe(src, s) + ", seed " + std::to_string(seed);
+  return s;
+}
+
+const std::vector<Source> &sources() {
+  static const std::vector<Source> table = {
+      {"cifar10", {"dir"}, loadCifar10,
+       {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}},
+       "/usr/share/datasets/cifar-10-batches-bin",
+       "pass --data DIR naming the cifar-10-batches-bin directory of the CIFAR-10 binary "
+       "version (data_batch_1..5.bin, test_batch.bin)"},
+      {"fashion_mnist", {"dir"}, loadIdx, {{0.2860f}, {0.3530f}},
+       "/usr/share/datasets/fashion-mnist",
+       "install the Debian package dataset-fashion-mnist, or pass --data DIR naming a "
+       "directory with the Fashion-MNIST IDX files"},
+      {"mnist", {"dir"}, loadIdx, {{0.1307f}, {0.3081f}}, "/usr/share/datasets/mnist",
+       "pass --data DIR naming a directory with the MNIST IDX files "
+       "(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-...)"},
+      {"synthetic", {"classes", "shape", "test_size", "train_size"}, loadSynthetic, {{0.5f}, {0.5f}}, "",
+       ""},
+  };
+  return table;
+}
+
+} // namespace
+
+Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint64_t seed) {
+  std::vector<std::string> names = dataSourceNames();
+  auto it = std::find_if(sources().begin(), sources().end(),
+                         [&](const Source &s) { return spec.name == s.name; });
+  if (it == sources().end()) {
+    std::string hint = closestMatch(spec.name, names);
+    return Error::make("unknown data source '" + spec.name + "'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
+                       " (known sources: " + join(names) + ")");
+  }
+  const Source &src = *it;
+  for (const auto &[arg, value] : spec.args.entries()) {
+    if (std::find(src.args.begin(), src.args.end(), arg) != src.args.end())
+      continue;
+    std::string hint = closestMatch(arg, src.args);
+    return Error::make("data source '" + spec.name + "' has no argument '" + arg + "'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
+                       " (arguments: " + join(src.args) + ")");
+  }
+  Expected<DataSplits> splits = src.load(src, spec, dir, seed);
+  if (splits)
+    splits->norm = src.norm;
+  return splits;
+}
+
+std::vector<std::string> dataSourceNames() {
+  std::vector<std::string> names;
+  for (const Source &s : sources())
+    names.push_back(s.name);
+  return names;
+}
+
+} // namespace dtnn

@@ -1,0 +1,55 @@
+"""Writes small IDX data sets, good and broken, for dtnn-run's error tests.
+
+Usage: make_data.py DIR KIND
+
+KIND is one of:
+  good         8x8 images with labels 0..3, gzipped like the Debian package
+  big-images   28x28 images (the wrong size for an 8x8 model)
+  bad-label    a label of 7: valid Fashion-MNIST, out of range for a model with 4 outputs
+  truncated    an image file cut short
+  bad-magic    an image file whose magic number is wrong
+  no-labels    image files only
+"""
+import gzip
+import os
+import struct
+import sys
+
+
+def idx_images(count, side):
+    header = struct.pack(">IIII", 0x00000803, count, side, side)
+    return header + bytes((i * 7 + j) % 256 for i in range(count) for j in range(side * side))
+
+
+def idx_labels(labels):
+    return struct.pack(">II", 0x00000801, len(labels)) + bytes(labels)
+
+
+def write(path, data, compress=True):
+    if compress:
+        with open(path + ".gz", "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+            f.write(data)
+    else:
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def main():
+    out, kind = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    side = 28 if kind == "big-images" else 8
+    for prefix, count in (("train", 64), ("t10k", 32)):
+        images = idx_images(count, side)
+        labels = [i % 4 for i in range(count)]
+        if kind == "bad-label" and prefix == "train":
+            labels[5] = 7
+        if kind == "truncated" and prefix == "train":
+            images = images[: len(images) // 2]
+        if kind == "bad-magic" and prefix == "t10k":
+            images = struct.pack(">I", 0x00000802) + images[4:]
+        write(os.path.join(out, prefix + "-images-idx3-ubyte"), images)
+        if kind != "no-labels":
+            write(os.path.join(out, prefix + "-labels-idx1-ubyte"), idx_labels(labels))
+
+
+main()

@@ -1,0 +1,40 @@
+// Gradient checks of dense, with and without a bias.
+#include "GradCheck.h"
+
+#include <gtest/gtest.h>
+
+namespace dtnn::test {
+namespace {
+
+TEST(GradDense, WithBias) {
+  expectGradientsMatch("param @w : f64[4,3] init=he_uniform\n"
+                       "param @b : f64[4] init=zeros\n"
+                       "graph @f(%x: f64[5,3]) -> f64[5,4] {\n"
+                       "  %0 = dense %x, @w, @b : f64[5,4]\n"
+                       "  return %0\n"
+                       "}\n");
+}
+
+TEST(GradDense, WithoutBias) {
+  expectGradientsMatch("param @w : f64[2,7] init=he_uniform\n"
+                       "graph @f(%x: f64[3,7]) -> f64[3,2] {\n"
+                       "  %0 = dense %x, @w : f64[3,2]\n"
+                       "  return %0\n"
+                       "}\n");
+}
+
+// Two dense layers sharing the input: the gradient of x sums both uses.
+TEST(GradDense, StackedAndFanOut) {
+  expectGradientsMatch("param @w1 : f64[6,4] init=he_uniform\n"
+                       "param @b1 : f64[6] init=zeros\n"
+                       "param @w2 : f64[4,6] init=he_uniform\n"
+                       "graph @f(%x: f64[2,4]) -> f64[2,4] {\n"
+                       "  %0 = dense %x, @w1, @b1 : f64[2,6]\n"
+                       "  %1 = dense %0, @w2 : f64[2,4]\n"
+                       "  %2 = add %1, %x : f64[2,4]\n"
+                       "  return %2\n"
+                       "}\n");
+}
+
+} // namespace
+} // namespace dtnn::test

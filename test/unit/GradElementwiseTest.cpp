@@ -1,0 +1,117 @@
+// Gradient checks of the broadcasting binary ops and the generic helpers.
+#include "GradCheck.h"
+
+#include <gtest/gtest.h>
+
+namespace dtnn::test {
+
+namespace {
+
+// IR of graph @f applying binary `op` to a: `ta` and b: `tb`, result `tr`.
+std::string binaryIR(const std::string &op, const std::string &ta, const std::string &tb,
+                     const std::string &tr) {
+  return "graph @f(%a: " + ta + ", %b: " + tb + ") -> " + tr + " {\n  %0 = " + op +
+         " %a, %b : " + tr + "\n  return %0\n}\n";
+}
+
+// Checks `op` on every broadcasting case; div keeps b away from zero.
+void checkBinary(const std::string &op) {
+  GradCheckOptions opts;
+  if (op == "div") opts.ranges["b"] = {0.5, 2.0};
+  struct Case {
+    const char *a, *b, *r;
+  };
+  const Case cases[] = {
+      {"f64[2,3]", "f64[2,3]", "f64[2,3]"},
+      {"f64[2,3]", "f64[3]", "f64[2,3]"},
+      {"f64[3]", "f64[2,3]", "f64[2,3]"},
+      {"f64[2,1,4]", "f64[3,1]", "f64[2,3,4]"},
+      {"f64[]", "f64[2,3]", "f64[2,3]"},
+      {"f64[2,3]", "f64[]", "f64[2,3]"},
+      {"f64[2,3,1]", "f64[1,3,4]", "f64[2,3,4]"},
+      {"f64[?,3]", "f64[3]", "f64[?,3]"},
+      {"f64[]", "f64[]", "f64[]"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(op + " " + c.a + " " + c.b);
+    expectGradientsMatch(binaryIR(op, c.a, c.b, c.r), opts);
+  }
+}
+
+} // namespace
+
+TEST(GradElementwise, Add) { checkBinary("add"); }
+TEST(GradElementwise, Sub) { checkBinary("sub"); }
+TEST(GradElementwise, Mul) { checkBinary("mul"); }
+TEST(GradElementwise, Div) { checkBinary("div"); }
+
+TEST(GradElementwise, SameOperandTwice) {
+  expectGradientsMatch(R"(
+graph @f(%a: f64[2,3]) -> f64[2,3] {
+  %0 = mul %a, %a : f64[2,3]
+  %1 = sub %0, %a : f64[2,3]
+  return %1
+}
+)");
+}
+
+TEST(GradElementwise, DivWithParam) {
+  GradCheckOptions opts;
+  opts.ranges["w"] = {0.5, 2.0};
+  expectGradientsMatch(R"(
+param @w : f64[4] init=ones
+graph @f(%x: f64[3,4]) -> f64[3,4] {
+  %0 = div %x, @w : f64[3,4]
+  return %0
+}
+)",
+                       opts);
+}
+
+TEST(GradElementwise, Scale) {
+  expectGradientsMatch(R"(
+graph @f(%x: f64[2,3]) -> f64[2,3] {
+  %0 = scale %x {factor=-2.5} : f64[2,3]
+  return %0
+}
+)");
+}
+
+TEST(GradElementwise, FillPassesNoGradient) {
+  expectGradientsMatch(R"(
+graph @f(%x: f64[2,3]) -> f64[2,3] {
+  %0 = fill %x {value=3.0} : f64[2,3]
+  %1 = mul %x, %0 : f64[2,3]
+  return %1
+}
+)");
+}
+
+TEST(GradElementwise, SumLike) {
+  expectGradientsMatch(R"(
+graph @f(%x: f64[2,3,4], %like: f64[3,1]) -> f64[3,1] {
+  %0 = sum_like %x, %like : f64[3,1]
+  %1 = mul %0, %like : f64[3,1]
+  return %1
+}
+)");
+  expectGradientsMatch(R"(
+graph @f(%x: f64[2,3], %s: f64[]) -> f64[] {
+  %0 = sum_like %x, %s : f64[]
+  %1 = mul %0, %s : f64[]
+  return %1
+}
+)");
+}
+
+TEST(GradElementwise, BroadcastLike) {
+  expectGradientsMatch(R"(
+graph @f(%x: f64[3,1], %like: f64[2,3,4]) -> f64[2,3,4] {
+  %0 = broadcast_like %x, %like : f64[2,3,4]
+  %1 = mul %0, %like : f64[2,3,4]
+  return %1
+}
+)");
+}
+
+} // namespace dtnn::test

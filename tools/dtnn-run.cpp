@@ -1,0 +1,170 @@
+// dtnn-run: trains a model. It compiles the file, applies the command-line
+// overrides to the file's train settings, builds the train and eval steps
+// with the `train` pipeline, and hands them to the runtime's training loop.
+#include "backends/Backends.h"
+#include "frontend/Frontend.h"
+#include "passes/Optimizers.h"
+#include "passes/PassManager.h"
+#include "runtime/Trainer.h"
+#include "tools/CommandLine.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <iostream>
+
+using namespace dtnn;
+
+namespace {
+
+constexpr int kOk = 0, kInputError = 1, kUsageError = 2;
+
+const std::vector<cli::OptionSpec> kOptions = {
+    {"model", "NAME", "the model to train (default: the file's only model)"},
+    {"data", "DIR", "read the data set from DIR instead of its default folder"},
+    {"synthetic", "", "train on synthetic data shaped like the model's input"},
+    {"epochs", "N", "number of epochs"},
+    {"batch", "B", "batch size"},
+    {"lr", "X", "base learning rate"},
+    {"optimizer", "NAME", "sgd, adam, adamw, rmsprop or nadam"},
+    {"seed", "S", "seed of initialization, shuffling and dropout"},
+    {"backend", "NAME", "kernel backend (default reference)"},
+    {"threads", "T", "threads the backend may use (default: all cores)"},
+    {"metrics", "FILE", "write one JSON object per epoch to FILE"},
+    {"save", "FILE", "write a checkpoint (safetensors) when training ends"},
+    {"resume", "FILE", "start from a checkpoint"},
+    {"checkpoint-every", "N", "also keep a checkpoint every N epochs"},
+    {"eval-only", "", "evaluate on the test set without training"},
+    {"steps", "N", "stop after N training steps in all, then evaluate"},
+    {"no-progress", "", "print one line per epoch even on a terminal"},
+    {"I", "DIR", "also search DIR for imported files", true},
+    {"help", "", "show this help"},
+};
+
+int usageError(const std::string &msg) {
+  std::cerr << "dtnn-run: error: " << msg << "\nRun 'dtnn-run --help' for usage.\n";
+  return kUsageError;
+}
+
+// Parses a whole non-negative integer.
+bool parseCount(const std::string &s, int64_t &out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size() && out >= 0;
+}
+
+bool parsePositive(const std::string &s, double &out) {
+  try {
+    size_t used = 0;
+    out = std::stod(s, &used);
+    return used == s.size() && out > 0 && out < 1e30;
+  } catch (const std::exception &) {
+    return false;
+  }
+}
+
+// Applies the flags that override train settings; returns an error message
+// for a malformed value.
+std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
+  for (const char *key : {"epochs", "batch", "seed", "checkpoint-every"}) {
+    if (!args.has(key)) continue;
+    int64_t v = 0;
+    if (!parseCount(args.get(key), v) || (std::string(key) == "batch" && v == 0))
+      return std::string("--") + key + " expects a " +
+             (std::string(key) == "batch" ? "positive" : "non-negative") + " integer, got '" +
+             args.get(key) + "'";
+    std::string name = key;
+    if (name == "checkpoint-every") name = "checkpoint_every";
+    config.set(name, v);
+  }
+  if (args.has("optimizer")) {
+    const ir::AttrValue *old = config.find("optimizer");
+    bool same = old && std::holds_alternative<std::string>(*old) &&
+                std::get<std::string>(*old) == args.get("optimizer");
+    if (!same) {
+      // The file's hyperparameters belong to its optimizer; keep only lr.
+      ir::AttrMap kept;
+      for (const auto &[k, v] : config.entries())
+        if (!k.starts_with("optimizer.") || k == "optimizer.lr") kept.set(k, v);
+      config = kept;
+    }
+    config.set("optimizer", args.get("optimizer"));
+  }
+  if (args.has("lr")) {
+    double lr = 0;
+    if (!parsePositive(args.get("lr"), lr))
+      return "--lr expects a positive number, got '" + args.get("lr") + "'";
+    config.set("optimizer.lr", lr);
+  }
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> argvec(argv + 1, argv + argc);
+  std::string err;
+  auto args = cli::parseArgs(argvec, kOptions, err);
+  if (!args) return usageError(err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnn-run FILE.dtnn [options]\n\n"
+              << "Trains the model of FILE.dtnn; its train section gives the defaults.\n\n"
+              << cli::optionsHelp(kOptions);
+    return kOk;
+  }
+  if (args->positional.size() != 1) return usageError("expected one model file");
+  if (args->has("data") && args->has("synthetic"))
+    return usageError("--data and --synthetic exclude each other");
+
+  runtime::BackendOptions bo;
+  if (args->has("threads")) {
+    int64_t t = 0;
+    if (!parseCount(args->get("threads"), t) || t == 0 || t > 4096)
+      return usageError("--threads expects a positive integer, got '" + args->get("threads") + "'");
+    bo.threads = static_cast<int>(t);
+  }
+  auto backend = backends::createBackend(args->get("backend", "reference"), bo);
+  if (!backend) return usageError(backend.error().message());
+
+  SourceManager sm;
+  DiagnosticEngine diags(sm, std::cerr);
+  frontend::CompileOptions co;
+  co.modelName = args->get("model");
+  co.importDirs = args->all("I");
+  co.importDirs.push_back(DTNN_STDLIB_DIR);
+  auto module = frontend::compileFile(args->positional[0], co, sm, diags);
+  if (!module) return kInputError;
+  if (std::string msg = applyOverrides(*args, module->trainConfig()); !msg.empty())
+    return usageError(msg);
+
+  // Settings errors first, before the passes would report them less directly.
+  if (auto spec = passes::readOptimizer(module->trainConfig()); !spec) {
+    std::cerr << "dtnn-run: error: " << spec.error().message() << "\n";
+    return kInputError;
+  }
+  passes::PassManager pm({});
+  if (Error e = pm.parsePipeline("train")) return usageError(e.message());
+  if (Error e = pm.run(*module)) {
+    std::cerr << "dtnn-run: error: " << e.message() << "\n";
+    return kInputError;
+  }
+  auto settings = runtime::readTrainSettings(module->trainConfig());
+  if (!settings) {
+    std::cerr << "dtnn-run: error: " << settings.error().message() << "\n";
+    return kInputError;
+  }
+
+  runtime::RunOptions ro;
+  ro.dataDir = args->get("data");
+  ro.synthetic = args->has("synthetic");
+  ro.evalOnly = args->has("eval-only");
+  ro.metricsPath = args->get("metrics");
+  ro.savePath = args->get("save");
+  ro.resumePath = args->get("resume");
+  ro.progressBar = !args->has("no-progress") && isatty(STDOUT_FILENO);
+  if (args->has("steps")) {
+    if (!parseCount(args->get("steps"), ro.maxSteps))
+      return usageError("--steps expects a non-negative integer, got '" + args->get("steps") + "'");
+  }
+  return static_cast<int>(
+      runtime::train(*module, *settings, ro, **backend, std::cout, std::cerr));
+}
