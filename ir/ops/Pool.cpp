@@ -38,7 +38,12 @@ bool inferWindowPool(InferCtx &ctx, const std::string &op) {
   return true;
 }
 
-bool inferMaxPool(InferCtx &ctx) { return inferWindowPool(ctx, "maxpool"); }
+bool inferMaxPool(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  if (!isFloatType(x.dtype))
+    return ctx.fail("maxpool expects a floating-point input, got " + x.str(), {0});
+  return inferWindowPool(ctx, "maxpool");
+}
 
 bool inferAvgPool(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
