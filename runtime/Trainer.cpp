@@ -75,6 +75,8 @@ private:
   Expected<std::vector<double>> runStep(StepRunner &runner, const Batch &b, bool training);
   Expected<Totals> evaluate(const std::vector<int64_t> &indices, const Dataset &d);
   Error saveState(const std::string &path);
+  // Fails early when the folder that checkpoints go to does not exist.
+  Error checkSaveFolder() const;
   std::string periodicPath(int64_t epoch) const;
   RunStatus fail(const std::string &message, RunStatus status = RunStatus::InputError) {
     bar_.clear();
@@ -210,6 +212,18 @@ std::string Session::periodicPath(int64_t epoch) const {
          ext.string();
 }
 
+Error Session::checkSaveFolder() const {
+  namespace fs = std::filesystem;
+  if (o_.savePath.empty() && s_.checkpointEvery == 0) return Error::success();
+  fs::path folder = fs::path(periodicPath(1)).parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    return Error::make("cannot write checkpoints to '" + folder.string() +
+                       "': no such folder (checked before training)");
+  return Error::success();
+}
+
 Error Session::saveState(const std::string &path) {
   std::map<std::string, std::string> meta = {{"seed", std::to_string(s_.seed)},
                                              {"optimizer", s_.optimizer},
@@ -230,6 +244,7 @@ RunStatus Session::run() {
     if (!es) return fail(es.error().message());
     early_ = *es;
   }
+  if (Error e = checkSaveFolder()) return fail(e.message());
   if (Error e = loadData()) return fail(e.message());
 
   store_ = std::make_unique<ParamStore>(m_, backend_);
@@ -288,9 +303,10 @@ RunStatus Session::run() {
     int64_t epochTimedSamples = 0;
     loader.startEpoch(epoch);
     loader.skip(progress_.stepInEpoch);
+    lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
     Totals train;
     Batch b;
-    while (loader.next(b)) {
+    while (!(o_.maxSteps >= 0 && runSteps >= o_.maxSteps) && loader.next(b)) {
       lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
       double t0 = nowSeconds();
       auto v = runStep(*trainRunner_, b, true);
@@ -315,11 +331,8 @@ RunStatus Session::run() {
       }
       bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
                   epochTimed > 0 ? epochTimedSamples / epochTimed : 0);
-      if (o_.maxSteps >= 0 && runSteps >= o_.maxSteps) {
-        stop = true;
-        break;
-      }
     }
+    stop = o_.maxSteps >= 0 && runSteps >= o_.maxSteps;
     bool epochDone = !stop || progress_.stepInEpoch == stepsPerEpoch;
     if (epochDone) {
       progress_.epoch += 1;

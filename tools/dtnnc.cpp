@@ -1,5 +1,6 @@
 // dtnnc: the compiler driver. It parses options and calls the libraries;
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
+#include "backends/Backends.h"
 #include "frontend/Frontend.h"
 #include "ir/OpCatalogue.h"
 #include "ir/Printer.h"
@@ -9,9 +10,11 @@
 #include "passes/PassManager.h"
 #include "passes/PassRegistry.h"
 #include "passes/Pipelines.h"
+#include "runtime/Plan.h"
 #include "tools/CommandLine.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -101,6 +104,19 @@ bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, 
   return true;
 }
 
+// Prints the plan of each graph of `m` at batch size `batch` on the
+// reference backend: the schedule with every value's type and arena offset.
+Error printPlans(const ir::Module &m, int64_t batch, std::ostream &os) {
+  auto backend = backends::createBackend("reference", {});
+  if (!backend) return backend.takeError();
+  for (const auto &g : m.graphs()) {
+    auto plan = runtime::buildPlan(*g, batch, **backend);
+    if (!plan) return plan.takeError();
+    os << plan->str();
+  }
+  return Error::success();
+}
+
 frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
   frontend::CompileOptions o;
   o.modelName = args.get("model");
@@ -112,7 +128,8 @@ frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
 int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
-                               {"emit", "KIND", "what to print: ast, ir, or train-ir (the train and eval steps) (default ir)"},
+                               {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps) or plan (default ir)"},
+                               {"batch", "B", "the batch size of --emit=plan (default 1)"},
                                {"I", "DIR", "also search DIR for imported files", true}});
   std::string err;
   auto args = cli::parseArgs(argv, specs, err);
@@ -123,9 +140,18 @@ int cmdCompile(const std::vector<std::string> &argv) {
   }
   if (args->positional.size() != 1) return usageError("compile", "expected one input file");
   std::string emitKind = args->get("emit", "ir");
-  if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir")
-    return usageError("compile",
-                      "unknown --emit kind '" + emitKind + "' (expected ast, ir or train-ir)");
+  if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan")
+    return usageError("compile", "unknown --emit kind '" + emitKind +
+                                     "' (expected ast, ir, train-ir or plan)");
+  int64_t batch = 1;
+  if (args->has("batch")) {
+    const std::string b = args->get("batch");
+    char *end = nullptr;
+    long long v = std::strtoll(b.c_str(), &end, 10);
+    if (b.empty() || *end != '\0' || v < 1 || v > (1LL << 30))
+      return usageError("compile", "--batch expects a positive integer, got '" + b + "'");
+    batch = v;
+  }
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
   std::ostringstream out;
@@ -136,8 +162,16 @@ int cmdCompile(const std::vector<std::string> &argv) {
   }
   auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
   if (!module) return kInputError;
-  if (!runPasses(*args, emitKind == "train-ir" ? "train" : "default", *module, out, err))
+  bool training = emitKind == "train-ir" || emitKind == "plan";
+  if (!runPasses(*args, training ? "train" : "default", *module, out, err))
     return err.empty() ? kInputError : usageError("compile", err);
+  if (emitKind == "plan") {
+    if (Error e = printPlans(*module, batch, out)) {
+      std::cerr << "dtnnc: error: " << e.message() << "\n";
+      return kInputError;
+    }
+    return emit(*args, out.str());
+  }
   ir::printModule(*module, out);
   return emit(*args, out.str());
 }

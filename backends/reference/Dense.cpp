@@ -38,31 +38,28 @@ template <typename T> void denseKernel(const KernelArgs &a) {
   });
 }
 
-// dx [N,K] = dy [N,M] * weight [M,K], one row of dx per iteration.
-template <typename T> void denseBackwardDataKernel(const KernelArgs &a) {
-  const T *dy = a.in[0].as<T>();
-  const T *w = a.in[1].as<T>();
-  T *dx = a.out[0].as<T>();
-  int64_t n = a.in[0].dim(0), m = a.in[0].dim(1), k = a.in[1].dim(1);
-  parallelFor(n, [&](int64_t i) {
-    T *dxi = dx + i * k;
-    std::fill(dxi, dxi + k, T(0));
-    for (int64_t j = 0; j < m; ++j) axpy(dxi, dy[i * m + j], w + j * k, k);
+// out [R,K] with row r = the sum over s < S of coef[r * rStride + s * sStride]
+// times row s of src [S,K]; one row of out per iteration, with the sum inside it.
+template <typename T>
+void sumScaledRows(T *out, int64_t rows, const T *coef, int64_t rStride, int64_t sStride,
+                   const T *src, int64_t terms, int64_t k) {
+  parallelFor(rows, [&](int64_t r) {
+    T *row = out + r * k;
+    std::fill(row, row + k, T(0));
+    for (int64_t s = 0; s < terms; ++s) axpy(row, coef[r * rStride + s * sStride], src + s * k, k);
   });
 }
 
-// dweight [M,K] = dy [N,M]^T * x [N,K], one row of dweight per iteration with
-// the sum over the batch inside it.
-template <typename T> void denseBackwardWeightsKernel(const KernelArgs &a) {
-  const T *dy = a.in[0].as<T>();
-  const T *x = a.in[1].as<T>();
-  T *dw = a.out[0].as<T>();
+// dx [N,K] = dy [N,M] * weight [M,K].
+template <typename T> void denseBackwardDataKernel(const KernelArgs &a) {
   int64_t n = a.in[0].dim(0), m = a.in[0].dim(1), k = a.in[1].dim(1);
-  parallelFor(m, [&](int64_t j) {
-    T *dwj = dw + j * k;
-    std::fill(dwj, dwj + k, T(0));
-    for (int64_t i = 0; i < n; ++i) axpy(dwj, dy[i * m + j], x + i * k, k);
-  });
+  sumScaledRows(a.out[0].as<T>(), n, a.in[0].as<T>(), m, 1, a.in[1].as<T>(), m, k);
+}
+
+// dweight [M,K] = dy [N,M]^T * x [N,K], summing over the batch.
+template <typename T> void denseBackwardWeightsKernel(const KernelArgs &a) {
+  int64_t n = a.in[0].dim(0), m = a.in[0].dim(1), k = a.in[1].dim(1);
+  sumScaledRows(a.out[0].as<T>(), m, a.in[0].as<T>(), 1, m, a.in[1].as<T>(), n, k);
 }
 
 // dbias [M] = the sum of dy [N,M] over the batch; small, so one thread.

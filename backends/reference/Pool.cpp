@@ -60,19 +60,27 @@ Window window(const PoolGeom &g, int64_t o, int64_t q) {
   return {r0, r1, c0, c1, g.countPad ? padded : (r1 - r0) * (c1 - c0)};
 }
 
+// Calls f(i) for the index i in the plane of each input element of a window,
+// row by row.
+template <typename F> void forEachInWindow(const PoolGeom &g, const Window &win, F f) {
+  for (int64_t r = win.r0; r < win.r1; ++r)
+    for (int64_t c = win.c0; c < win.c1; ++c) f(r * g.w + c);
+}
+
 // The index in the plane of the first maximum of a window.
 template <typename T> int64_t argmax(const T *xp, const PoolGeom &g, const Window &win) {
   T best = -std::numeric_limits<T>::infinity();
   int64_t at = win.r0 * g.w + win.c0;
-  for (int64_t r = win.r0; r < win.r1; ++r)
-    for (int64_t c = win.c0; c < win.c1; ++c) {
-      T v = xp[r * g.w + c];
-      if (v > best || std::isnan(v)) best = v, at = r * g.w + c;
-    }
+  forEachInWindow(g, win, [&](int64_t i) {
+    T v = xp[i];
+    if (v > best || std::isnan(v)) best = v, at = i;
+  });
   return at;
 }
 
-template <typename T> void maxpoolKernel(const KernelArgs &a) {
+// A forward kernel: y[i] = value(g, xp, window) for each output element i of
+// each plane, where xp is the plane of x; one plane per parallel iteration.
+template <typename T, typename F> void poolForward(const KernelArgs &a, F value) {
   PoolGeom g = poolGeom(a.op.attrs(), a.in[0], a.out[0]);
   const T *x = a.in[0].as<T>();
   T *y = a.out[0].as<T>();
@@ -80,12 +88,14 @@ template <typename T> void maxpoolKernel(const KernelArgs &a) {
     const T *xp = x + p * g.xPlane();
     T *yp = y + p * g.yPlane();
     for (int64_t o = 0; o < g.oh; ++o)
-      for (int64_t q = 0; q < g.ow; ++q) yp[o * g.ow + q] = xp[argmax(xp, g, window(g, o, q))];
+      for (int64_t q = 0; q < g.ow; ++q) yp[o * g.ow + q] = value(g, xp, window(g, o, q));
   });
 }
 
-// dx = maxpool_backward(dy, x): each dy element goes to its window's maximum.
-template <typename T> void maxpoolBackwardKernel(const KernelArgs &a) {
+// A backward kernel of (dy, x): zeroes each plane dxp of dx, then calls
+// spread(g, xp, dxp, d, window) for each element d of dy to add it there,
+// where xp is the plane of x; one plane per parallel iteration.
+template <typename T, typename F> void poolBackward(const KernelArgs &a, F spread) {
   PoolGeom g = poolGeom(a.op.attrs(), a.in[1], a.in[0]);
   const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>();
   T *dx = a.out[0].as<T>();
@@ -94,45 +104,36 @@ template <typename T> void maxpoolBackwardKernel(const KernelArgs &a) {
     T *dxp = dx + p * g.xPlane();
     std::fill(dxp, dxp + g.xPlane(), T(0));
     for (int64_t o = 0; o < g.oh; ++o)
-      for (int64_t q = 0; q < g.ow; ++q) dxp[argmax(xp, g, window(g, o, q))] += dyp[o * g.ow + q];
+      for (int64_t q = 0; q < g.ow; ++q) spread(g, xp, dxp, dyp[o * g.ow + q], window(g, o, q));
+  });
+}
+
+template <typename T> void maxpoolKernel(const KernelArgs &a) {
+  poolForward<T>(
+      a, [](const PoolGeom &g, const T *xp, const Window &win) { return xp[argmax(xp, g, win)]; });
+}
+
+// dx = maxpool_backward(dy, x): each dy element goes to its window's maximum.
+template <typename T> void maxpoolBackwardKernel(const KernelArgs &a) {
+  poolBackward<T>(a, [](const PoolGeom &g, const T *xp, T *dxp, T d, const Window &win) {
+    dxp[argmax(xp, g, win)] += d;
   });
 }
 
 template <typename T> void avgpoolKernel(const KernelArgs &a) {
-  PoolGeom g = poolGeom(a.op.attrs(), a.in[0], a.out[0]);
-  const T *x = a.in[0].as<T>();
-  T *y = a.out[0].as<T>();
-  parallelFor(g.planes, [&](int64_t p) {
-    const T *xp = x + p * g.xPlane();
-    T *yp = y + p * g.yPlane();
-    for (int64_t o = 0; o < g.oh; ++o)
-      for (int64_t q = 0; q < g.ow; ++q) {
-        Window win = window(g, o, q);
-        T s = 0;
-        for (int64_t r = win.r0; r < win.r1; ++r)
-          for (int64_t c = win.c0; c < win.c1; ++c) s += xp[r * g.w + c];
-        yp[o * g.ow + q] = s / static_cast<T>(win.divisor);
-      }
+  poolForward<T>(a, [](const PoolGeom &g, const T *xp, const Window &win) {
+    T s = 0;
+    forEachInWindow(g, win, [&](int64_t i) { s += xp[i]; });
+    return s / static_cast<T>(win.divisor);
   });
 }
 
 // dx = avgpool_backward(dy, x): each dy element, divided by its window's
 // divisor, goes to every input element of the window.
 template <typename T> void avgpoolBackwardKernel(const KernelArgs &a) {
-  PoolGeom g = poolGeom(a.op.attrs(), a.in[1], a.in[0]);
-  const T *dy = a.in[0].as<T>();
-  T *dx = a.out[0].as<T>();
-  parallelFor(g.planes, [&](int64_t p) {
-    const T *dyp = dy + p * g.yPlane();
-    T *dxp = dx + p * g.xPlane();
-    std::fill(dxp, dxp + g.xPlane(), T(0));
-    for (int64_t o = 0; o < g.oh; ++o)
-      for (int64_t q = 0; q < g.ow; ++q) {
-        Window win = window(g, o, q);
-        T share = dyp[o * g.ow + q] / static_cast<T>(win.divisor);
-        for (int64_t r = win.r0; r < win.r1; ++r)
-          for (int64_t c = win.c0; c < win.c1; ++c) dxp[r * g.w + c] += share;
-      }
+  poolBackward<T>(a, [](const PoolGeom &g, const T *, T *dxp, T d, const Window &win) {
+    T share = d / static_cast<T>(win.divisor);
+    forEachInWindow(g, win, [&](int64_t i) { dxp[i] += share; });
   });
 }
 

@@ -1,74 +1,18 @@
 // Forward results of the reference conv2d kernel on small cases computed by
 // hand or with PyTorch, and bit-identical results of the conv2d kernels for
 // any thread count.
-#include "backends/reference/ReferenceBackend.h"
-#include "ir/TextParser.h"
-#include "runtime/Executor.h"
+#include "RefRun.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <cmath>
-#include <sstream>
+#include <string>
 
-namespace dtnn {
+namespace dtnn::test {
 namespace {
 
 using Values = std::vector<double>;
-
-// Copies doubles into a host tensor of an f32 or f64 type.
-runtime::Tensor toTensor(const ir::TensorType &type, const Values &v) {
-  runtime::Tensor t(type);
-  EXPECT_EQ(t.numel(), static_cast<int64_t>(v.size())) << "values for " << type.str();
-  for (int64_t i = 0; i < t.numel() && i < static_cast<int64_t>(v.size()); ++i) {
-    if (type.dtype == ir::DType::F64)
-      t.data<double>()[i] = v[i];
-    else
-      t.data<float>()[i] = static_cast<float>(v[i]);
-  }
-  return t;
-}
-
-Values toValues(const runtime::Tensor &t) {
-  Values v(t.numel());
-  for (int64_t i = 0; i < t.numel(); ++i)
-    v[i] = t.type().dtype == ir::DType::F64 ? t.data<double>()[i] : t.data<float>()[i];
-  return v;
-}
-
-// Runs graph @f of `irText` once on the reference backend with the given
-// inputs and parameters (in declaration order); returns every output.
-std::vector<Values> runGraph(const std::string &irText, const std::vector<Values> &inputs,
-                             const std::vector<Values> &params = {}) {
-  SourceManager sm;
-  std::ostringstream errs;
-  DiagnosticEngine diags(sm, errs);
-  auto m = ir::parseModule(irText, "conv.dtir", sm, diags);
-  if (!m) {
-    ADD_FAILURE() << errs.str();
-    return {};
-  }
-  const ir::Graph &g = *m->findGraph("f");
-  auto backend = reference::createReferenceBackend({});
-  auto plan = runtime::buildPlan(g, 1, *backend);
-  if (!plan) {
-    ADD_FAILURE() << plan.error().message();
-    return {};
-  }
-  runtime::ParamStore store(*m, *backend);
-  for (size_t i = 0; i < params.size(); ++i)
-    store.write(m->params()[i]->name, toTensor(m->params()[i]->type, params[i]));
-  runtime::Executor ex(*plan, store, *backend);
-  std::vector<runtime::Tensor> in;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    in.push_back(toTensor(g.inputs()[i]->type(), inputs[i]));
-    ex.setInput(i, in.back().raw(), in.back().bytes());
-  }
-  ex.run();
-  std::vector<Values> out;
-  for (size_t i = 0; i < g.outputs().size(); ++i) out.push_back(toValues(ex.output(i)));
-  return out;
-}
 
 // Deterministic test data: ((i * a) mod m - m / 2) / scale for i in [0, n).
 Values pattern(int64_t n, int64_t a, int64_t m, double scale) {
@@ -99,7 +43,7 @@ graph @f(%x: f64[1,1,3,3]) -> f64[1,1,2,2] {
 }
 )";
   // y[i][j] = x[i][j] - x[i+1][j+1] + 0.5 = 1 - 5 + 0.5 everywhere.
-  auto out = runGraph(ir, {iota(9)}, {{1, 0, 0, -1}, {0.5}});
+  auto out = runValues(ir, {iota(9)}, {{"w", {1, 0, 0, -1}}, {"b", {0.5}}});
   ASSERT_EQ(out.size(), 1u);
   expectValues(out[0], {-3.5, -3.5, -3.5, -3.5}, 0);
 }
@@ -113,7 +57,7 @@ graph @f(%x: f32[1,1,3,3]) -> f32[1,1,2,2] {
 }
 )";
   // Each window covers a 2x2 corner of x = 1..9 inside the zero padding.
-  auto out = runGraph(ir, {iota(9)}, {Values(9, 1.0)});
+  auto out = runValues(ir, {iota(9)}, {{"w", Values(9, 1.0)}});
   ASSERT_EQ(out.size(), 1u);
   expectValues(out[0], {12, 16, 24, 28}, 0);
 }
@@ -130,7 +74,7 @@ graph @f(%x: f64[2,3,4,4]) -> f64[2,3,4,4] {
   Values w(27, 0.0);
   for (int c = 0; c < 3; ++c) w[c * 9 + 4] = c + 1;
   Values x = pattern(96, 7, 11, 4);
-  auto out = runGraph(ir, {x}, {w});
+  auto out = runValues(ir, {x}, {{"w", w}});
   ASSERT_EQ(out.size(), 1u);
   Values expected(96);
   for (int64_t i = 0; i < 96; ++i) expected[i] = x[i] * static_cast<double>((i / 16) % 3 + 1);
@@ -155,8 +99,8 @@ graph @f(%x: T[1,4,6,5]) -> T[1,4,3,4] {
 }
 )";
     for (size_t p; (p = ir.find("T[")) != std::string::npos;) ir.replace(p, 1, dt);
-    auto out = runGraph(ir, {pattern(120, 37, 17, 8)},
-                        {pattern(72, 11, 13, 6), {0.5, -0.25, 0.0, 1.0}});
+    auto out = runValues(ir, {pattern(120, 37, 17, 8)},
+                         {{"w", pattern(72, 11, 13, 6)}, {"b", {0.5, -0.25, 0.0, 1.0}}});
     ASSERT_EQ(out.size(), 1u);
     Values expected;
     for (double v : kGroupedTimes48) expected.push_back(v / 48);
@@ -205,7 +149,7 @@ std::vector<Values> runConvOps(const ConvCase &c, int threads) {
                    "\n  %3 = conv2d_backward_bias %dy : " + bt + "\n  return %0, %1, %2, %3\n}\n";
   int saved = omp_get_max_threads();
   omp_set_num_threads(threads);
-  auto out = runGraph(ir, {c.x(), c.dy()}, {c.weight(), c.bias()});
+  auto out = runValues(ir, {c.x(), c.dy()}, {{"w", c.weight()}, {"b", c.bias()}});
   omp_set_num_threads(saved);
   return out;
 }
@@ -273,4 +217,4 @@ TEST(RefConv, ResultsDoNotDependOnThreadCount) {
 }
 
 } // namespace
-} // namespace dtnn
+} // namespace dtnn::test

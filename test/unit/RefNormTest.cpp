@@ -1,87 +1,15 @@
 // Batch normalization kernels on the reference backend: inference against
 // hand-computed values, training statistics and the running-statistic update
 // against PyTorch's formulas evaluated in the test.
-#include "backends/reference/ReferenceBackend.h"
-#include "ir/TextParser.h"
-#include "runtime/Executor.h"
+#include "RefRun.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <optional>
-#include <sstream>
+#include <string>
 
 namespace dtnn::test {
 namespace {
-
-// Graph @f of IR text, planned at batch 1 on the reference backend. Inputs,
-// outputs and parameters travel as vectors of double, converted to and from
-// each tensor's element type.
-class Runner {
-public:
-  explicit Runner(const std::string &text, int threads = 0) : diags_(sm_, errs_) {
-    module_ = ir::parseModule(text, "test.dtir", sm_, diags_);
-    if (!module_) return;
-    backend_ = reference::createReferenceBackend({threads});
-    auto plan = runtime::buildPlan(*module_->findGraph("f"), 1, *backend_);
-    if (!plan) {
-      errs_ << plan.error().message();
-      return;
-    }
-    plan_.emplace(std::move(*plan));
-    store_ = std::make_unique<runtime::ParamStore>(*module_, *backend_);
-    exec_ = std::make_unique<runtime::Executor>(*plan_, *store_, *backend_);
-  }
-
-  bool ok() const { return exec_ != nullptr; }
-  std::string error() const { return errs_.str(); }
-
-  void setParam(const std::string &name, const std::vector<double> &values) {
-    runtime::Tensor t = store_->read(name);
-    fromDoubles(t, values);
-    store_->write(name, t);
-  }
-  std::vector<double> param(const std::string &name) const { return toDoubles(store_->read(name)); }
-
-  // Runs the graph once and returns every output.
-  std::vector<std::vector<double>> run(const std::vector<std::vector<double>> &inputs) {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      runtime::Tensor t(plan_->values[plan_->inputs[i]].type);
-      fromDoubles(t, inputs[i]);
-      exec_->setInput(i, t.raw(), t.bytes());
-    }
-    exec_->run();
-    std::vector<std::vector<double>> outs;
-    for (size_t i = 0; i < plan_->outputs.size(); ++i) outs.push_back(toDoubles(exec_->output(i)));
-    return outs;
-  }
-
-private:
-  static void fromDoubles(runtime::Tensor &t, const std::vector<double> &v) {
-    ASSERT_EQ(int64_t(v.size()), t.numel()) << t.type().str();
-    for (int64_t i = 0; i < t.numel(); ++i) switch (t.type().dtype) {
-      case ir::DType::F32: t.data<float>()[i] = float(v[i]); break;
-      case ir::DType::F64: t.data<double>()[i] = v[i]; break;
-      case ir::DType::I64: t.data<int64_t>()[i] = int64_t(v[i]); break;
-      default: FAIL() << "unsupported type " << t.type().str();
-      }
-  }
-  static std::vector<double> toDoubles(const runtime::Tensor &t) {
-    std::vector<double> v(t.numel());
-    for (int64_t i = 0; i < t.numel(); ++i)
-      v[i] = t.type().dtype == ir::DType::F32 ? t.data<float>()[i] : t.data<double>()[i];
-    return v;
-  }
-
-  SourceManager sm_;
-  std::ostringstream errs_;
-  DiagnosticEngine diags_;
-  std::unique_ptr<ir::Module> module_;
-  std::unique_ptr<runtime::Backend> backend_;
-  std::optional<runtime::Plan> plan_;
-  std::unique_ptr<runtime::ParamStore> store_;
-  std::unique_ptr<runtime::Executor> exec_;
-};
 
 // Per-channel mean and biased variance of x viewed as [N,C,S].
 struct ChannelStats {
@@ -128,32 +56,32 @@ const char *const kInference2d =
 // Channel 0: scale 2 / sqrt(0.75 + 0.25) = 2, shift 0.5 - 1 * 2; channel 1:
 // scale 1 / sqrt(3.75 + 0.25) = 0.5, shift -1.
 TEST(RefNorm, InferenceByHand) {
-  Runner r(kInference2d);
+  GraphRunner r(kInference2d);
   ASSERT_TRUE(r.ok()) << r.error();
   r.setParam("gamma", {2, 1});
   r.setParam("beta", {0.5, -1});
   r.setParam("rm", {1, 0});
   r.setParam("rv", {0.75, 3.75});
-  auto outs = r.run({{1, 2, 3, -2}});
+  auto outs = r.runValues({{1, 2, 3, -2}});
   ASSERT_EQ(outs.size(), 1u);
   expectNear(outs[0], {0.5, 0, 4.5, -2}, 1e-15);
 }
 
 TEST(RefNorm, Inference4dByHand) {
-  Runner r("param @gamma : f64[2] init=ones\n"
-           "param @beta : f64[2] init=zeros\n"
-           "buffer @rm : f64[2] init=zeros\n"
-           "buffer @rv : f64[2] init=ones\n"
-           "graph @f(%x: f64[1,2,1,2]) -> f64[1,2,1,2] {\n"
-           "  %0 = batchnorm %x, @gamma, @beta, @rm, @rv {eps=0.25} : f64[1,2,1,2]\n"
-           "  return %0\n"
-           "}\n");
+  GraphRunner r("param @gamma : f64[2] init=ones\n"
+                "param @beta : f64[2] init=zeros\n"
+                "buffer @rm : f64[2] init=zeros\n"
+                "buffer @rv : f64[2] init=ones\n"
+                "graph @f(%x: f64[1,2,1,2]) -> f64[1,2,1,2] {\n"
+                "  %0 = batchnorm %x, @gamma, @beta, @rm, @rv {eps=0.25} : f64[1,2,1,2]\n"
+                "  return %0\n"
+                "}\n");
   ASSERT_TRUE(r.ok()) << r.error();
   r.setParam("gamma", {2, 1});
   r.setParam("beta", {0.5, -1});
   r.setParam("rm", {1, 0});
   r.setParam("rv", {0.75, 3.75});
-  auto outs = r.run({{1, 3, 2, -2}});
+  auto outs = r.runValues({{1, 3, 2, -2}});
   ASSERT_EQ(outs.size(), 1u);
   expectNear(outs[0], {0.5, 4.5, 0, -2}, 1e-15);
 }
@@ -171,7 +99,7 @@ void checkTrain(int n, int c, int s) {
                      "]) -> (f64[" + shape + "], " + pc + ", " + pc + ") {\n" +
                      "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv {momentum=0.25}" +
                      " : f64[" + shape + "], " + pc + ", " + pc + "\n" + "  return %0, %1, %2\n}\n";
-  Runner r(text);
+  GraphRunner r(text);
   ASSERT_TRUE(r.ok()) << r.error();
   std::vector<double> rm0(c), rv0(c);
   for (int ch = 0; ch < c; ++ch) {
@@ -184,7 +112,7 @@ void checkTrain(int n, int c, int s) {
   r.setParam("rv", rv0);
   std::vector<double> x = testData(n * c * s, c);
   ChannelStats st = channelStats(x, n, c, s);
-  auto outs = r.run({x});
+  auto outs = r.runValues({x});
   ASSERT_EQ(outs.size(), 3u);
 
   // The output has mean 0 and variance var / (var + eps) per channel.
@@ -208,14 +136,14 @@ void checkTrain(int n, int c, int s) {
     rm2[ch] = (1 - momentum) * rm1[ch] + momentum * st.mean[ch];
     rv2[ch] = (1 - momentum) * rv1[ch] + momentum * unbiased;
   }
-  expectNear(r.param("rm"), rm1, 1e-14);
-  expectNear(r.param("rv"), rv1, 1e-14);
+  expectNear(toDoubles(r.param("rm")), rm1, 1e-14);
+  expectNear(toDoubles(r.param("rv")), rv1, 1e-14);
 
   // A second step on the same batch: same output, the update compounds.
-  auto again = r.run({x});
+  auto again = r.runValues({x});
   EXPECT_EQ(again[0], outs[0]);
-  expectNear(r.param("rm"), rm2, 1e-14);
-  expectNear(r.param("rv"), rv2, 1e-14);
+  expectNear(toDoubles(r.param("rm")), rm2, 1e-14);
+  expectNear(toDoubles(r.param("rv")), rv2, 1e-14);
 }
 
 TEST(RefNorm, Train2dStatisticsAndRunningUpdate) { checkTrain(6, 3, 1); }
@@ -224,19 +152,19 @@ TEST(RefNorm, Train4dStatisticsAndRunningUpdate) { checkTrain(3, 4, 10); }
 
 // gamma and beta scale and shift the normalized output.
 TEST(RefNorm, TrainAffine) {
-  Runner r("param @gamma : f64[2] init=ones\n"
-           "param @beta : f64[2] init=zeros\n"
-           "buffer @rm : f64[2] init=zeros\n"
-           "buffer @rv : f64[2] init=ones\n"
-           "graph @f(%x: f64[8,2]) -> f64[8,2] {\n"
-           "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv {eps=1e-12}"
-           " : f64[8,2], f64[2], f64[2]\n"
-           "  return %0\n"
-           "}\n");
+  GraphRunner r("param @gamma : f64[2] init=ones\n"
+                "param @beta : f64[2] init=zeros\n"
+                "buffer @rm : f64[2] init=zeros\n"
+                "buffer @rv : f64[2] init=ones\n"
+                "graph @f(%x: f64[8,2]) -> f64[8,2] {\n"
+                "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv {eps=1e-12}"
+                " : f64[8,2], f64[2], f64[2]\n"
+                "  return %0\n"
+                "}\n");
   ASSERT_TRUE(r.ok()) << r.error();
   r.setParam("gamma", {2, 0.5});
   r.setParam("beta", {1, -3});
-  auto outs = r.run({testData(16, 5)});
+  auto outs = r.runValues({testData(16, 5)});
   ChannelStats st = channelStats(outs[0], 8, 2, 1);
   EXPECT_NEAR(st.mean[0], 1, 1e-12);
   EXPECT_NEAR(st.var[0], 4, 1e-9);
@@ -259,18 +187,18 @@ TEST(RefNorm, TrainFloatMatchesDouble) {
     for (size_t p; (p = s.find("T[")) != std::string::npos;) s.replace(p, 1, t);
     return s;
   };
-  Runner f(text("f32")), d(text("f64"));
+  GraphRunner f(text("f32")), d(text("f64"));
   ASSERT_TRUE(f.ok()) << f.error();
   ASSERT_TRUE(d.ok()) << d.error();
-  for (Runner *r : {&f, &d}) {
+  for (GraphRunner *r : {&f, &d}) {
     r->setParam("gamma", {1, 2, 0.5});
     r->setParam("beta", {0, 1, -1});
     r->setParam("rv", {1, 1, 1});
   }
   std::vector<double> x = testData(120, 1);
-  auto fo = f.run({x}), dout = d.run({x});
+  auto fo = f.runValues({x}), dout = d.runValues({x});
   expectNear(fo[0], dout[0], 1e-5);
-  expectNear(f.param("rv"), d.param("rv"), 1e-6);
+  expectNear(toDoubles(f.param("rv")), toDoubles(d.param("rv")), 1e-6);
 }
 
 } // namespace

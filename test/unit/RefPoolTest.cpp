@@ -1,69 +1,17 @@
 // Results of the reference pooling kernels, forward and backward, on small
 // cases computed by hand or with PyTorch.
-#include "backends/reference/ReferenceBackend.h"
-#include "ir/TextParser.h"
-#include "runtime/Executor.h"
+#include "RefRun.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-#include <sstream>
+#include <string>
 
-namespace dtnn {
+namespace dtnn::test {
 namespace {
 
 using Values = std::vector<double>;
-
-runtime::Tensor toTensor(const ir::TensorType &type, const Values &v) {
-  runtime::Tensor t(type);
-  EXPECT_EQ(t.numel(), static_cast<int64_t>(v.size())) << "values for " << type.str();
-  for (int64_t i = 0; i < t.numel() && i < static_cast<int64_t>(v.size()); ++i) {
-    if (type.dtype == ir::DType::F64)
-      t.data<double>()[i] = v[i];
-    else
-      t.data<float>()[i] = static_cast<float>(v[i]);
-  }
-  return t;
-}
-
-Values toValues(const runtime::Tensor &t) {
-  Values v(t.numel());
-  for (int64_t i = 0; i < t.numel(); ++i)
-    v[i] = t.type().dtype == ir::DType::F64 ? t.data<double>()[i] : t.data<float>()[i];
-  return v;
-}
-
-// Runs graph @f of `irText` once on the reference backend with the given
-// inputs; returns every output.
-std::vector<Values> runGraph(const std::string &irText, const std::vector<Values> &inputs) {
-  SourceManager sm;
-  std::ostringstream errs;
-  DiagnosticEngine diags(sm, errs);
-  auto m = ir::parseModule(irText, "pool.dtir", sm, diags);
-  if (!m) {
-    ADD_FAILURE() << errs.str();
-    return {};
-  }
-  const ir::Graph &g = *m->findGraph("f");
-  auto backend = reference::createReferenceBackend({});
-  auto plan = runtime::buildPlan(g, 1, *backend);
-  if (!plan) {
-    ADD_FAILURE() << plan.error().message();
-    return {};
-  }
-  runtime::ParamStore store(*m, *backend);
-  runtime::Executor ex(*plan, store, *backend);
-  std::vector<runtime::Tensor> in;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    in.push_back(toTensor(g.inputs()[i]->type(), inputs[i]));
-    ex.setInput(i, in.back().raw(), in.back().bytes());
-  }
-  ex.run();
-  std::vector<Values> out;
-  for (size_t i = 0; i < g.outputs().size(); ++i) out.push_back(toValues(ex.output(i)));
-  return out;
-}
 
 // Runs `op` with `attrs` on x and `<op>_backward` on (dy, x), in f32 and in
 // f64; expects y and dx (exact: every case here is exact in binary).
@@ -75,7 +23,7 @@ void expectPool(const std::string &op, const std::string &attrs, const std::stri
     std::string ir = "graph @f(%x: " + xt + ", %dy: " + yt + ") -> (" + yt + ", " + xt +
                      ") {\n  %0 = " + op + " %x " + attrs + " : " + yt + "\n  %1 = " + op +
                      "_backward %dy, %x " + attrs + " : " + xt + "\n  return %0, %1\n}\n";
-    auto out = runGraph(ir, {x, dy});
+    auto out = runValues(ir, {x, dy});
     ASSERT_EQ(out.size(), 2u) << ir;
     EXPECT_EQ(out[0], y) << op << " " << attrs << " in " << dt;
     EXPECT_EQ(out[1], dx) << op << "_backward " << attrs << " in " << dt;
@@ -116,14 +64,14 @@ TEST(RefPool, MaxPoolCeilModeMatchesPyTorch) {
 
 TEST(RefPool, MaxPoolPropagatesNaNAndInfinity) {
   double inf = std::numeric_limits<double>::infinity();
-  auto out = runGraph(R"(
+  auto out = runValues(R"(
 graph @f(%x: f32[1,2,2,2], %dy: f32[1,2,1,1]) -> (f32[1,2,1,1], f32[1,2,2,2]) {
   %0 = maxpool %x {kernel=[2,2]} : f32[1,2,1,1]
   %1 = maxpool_backward %dy, %x {kernel=[2,2]} : f32[1,2,2,2]
   return %0, %1
 }
 )",
-                      {{1, std::nan(""), 2, 0, -inf, -inf, -inf, -inf}, {1, 2}});
+                       {{1, std::nan(""), 2, 0, -inf, -inf, -inf, -inf}, {1, 2}});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_TRUE(std::isnan(out[0][0]));
   EXPECT_EQ(out[0][1], -inf);
@@ -141,14 +89,14 @@ TEST(RefPool, AvgPoolCeilModeCountingPaddingMatchesPyTorch) {
   // the single element 35 with divisor 2 * 2 (rows 5..6 by columns 5..6).
   for (int i : {0, 1, 6, 7}) dx[i] = 4.0 / 9;
   dx[35] = 0.5;
-  auto run = runGraph(R"(
+  auto run = runValues(R"(
 graph @f(%x: f64[1,1,6,6], %dy: f64[1,1,4,4]) -> (f64[1,1,4,4], f64[1,1,6,6]) {
   %0 = avgpool %x {kernel=[3,3], stride=[2,2], pad=[1,1,1,1], ceil=true, count_pad=true} : f64[1,1,4,4]
   %1 = avgpool_backward %dy, %x {kernel=[3,3], stride=[2,2], pad=[1,1,1,1], ceil=true, count_pad=true} : f64[1,1,6,6]
   return %0, %1
 }
 )",
-                      {iota(36), dy});
+                       {iota(36), dy});
   ASSERT_EQ(run.size(), 2u);
   Values y = {2, 4, 16.0 / 3, 3, 9, 15, 17, 9, 17, 27, 29, 15, 10.5, 16.5, 17.5, 9};
   for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(run[0][i], y[i], 1e-12) << i;
@@ -179,4 +127,4 @@ TEST(RefPool, GlobalAvgPool) {
 }
 
 } // namespace
-} // namespace dtnn
+} // namespace dtnn::test

@@ -7,60 +7,139 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 namespace dtnn::test {
 
-std::vector<runtime::Tensor> runGraph(const std::string &irText,
-                                      const std::vector<runtime::Tensor> &inputs,
-                                      const std::map<std::string, runtime::Tensor> &params) {
+// The parsed module and everything planned from it; the members refer to the
+// ones declared before them.
+struct GraphRunner::State {
   SourceManager sm;
   std::ostringstream errs;
-  DiagnosticEngine diags(sm, errs);
-  auto m = ir::parseModule(irText, "refrun.dtir", sm, diags);
-  if (!m) {
-    ADD_FAILURE() << "IR does not parse:\n" << errs.str();
-    return {};
+  DiagnosticEngine diags{sm, errs};
+  std::unique_ptr<ir::Module> module;
+  std::unique_ptr<runtime::Backend> backend;
+  std::optional<runtime::Plan> plan;
+  std::unique_ptr<runtime::ParamStore> store;
+  std::unique_ptr<runtime::Executor> exec;
+  std::string error;
+};
+
+GraphRunner::GraphRunner(const std::string &irText, int threads) : s_(std::make_unique<State>()) {
+  s_->module = ir::parseModule(irText, "refrun.dtir", s_->sm, s_->diags);
+  if (!s_->module) {
+    s_->error = "IR does not parse:\n" + s_->errs.str();
+    return;
   }
-  ir::Graph *g = m->findGraph("f");
+  ir::Graph *g = s_->module->findGraph("f");
   if (!g) {
-    ADD_FAILURE() << "the IR must define graph @f";
-    return {};
+    s_->error = "the IR must define graph @f";
+    return;
   }
-  auto backend = reference::createReferenceBackend({});
-  auto plan = runtime::buildPlan(*g, 1, *backend);
+  s_->backend = reference::createReferenceBackend({threads});
+  auto plan = runtime::buildPlan(*g, 1, *s_->backend);
   if (!plan) {
-    ADD_FAILURE() << plan.error().message();
+    s_->error = plan.error().message();
+    return;
+  }
+  s_->plan.emplace(std::move(*plan));
+  s_->store = std::make_unique<runtime::ParamStore>(*s_->module, *s_->backend);
+  s_->exec = std::make_unique<runtime::Executor>(*s_->plan, *s_->store, *s_->backend);
+}
+
+GraphRunner::~GraphRunner() = default;
+
+bool GraphRunner::ok() const { return s_->exec != nullptr; }
+
+std::string GraphRunner::error() const { return s_->error; }
+
+bool GraphRunner::setParam(const std::string &name, const runtime::Tensor &t) {
+  const ir::Param *p = ok() ? s_->module->findParam(name) : nullptr;
+  if (!p || p->type != t.type()) {
+    ADD_FAILURE() << "parameter @" << name << " of type " << t.type().str()
+                  << (p ? " does not match " + p->type.str() : " does not exist");
+    return false;
+  }
+  s_->store->write(name, t);
+  return true;
+}
+
+bool GraphRunner::setParam(const std::string &name, const std::vector<double> &values) {
+  const ir::Param *p = ok() ? s_->module->findParam(name) : nullptr;
+  if (!p) {
+    ADD_FAILURE() << "parameter @" << name << " does not exist";
+    return false;
+  }
+  return setParam(name, makeTensor(p->type, values));
+}
+
+runtime::Tensor GraphRunner::param(const std::string &name) const { return s_->store->read(name); }
+
+std::vector<runtime::Tensor> GraphRunner::run(const std::vector<runtime::Tensor> &inputs) {
+  if (!ok()) {
+    ADD_FAILURE() << error();
     return {};
   }
-  if (inputs.size() != plan->inputs.size()) {
-    ADD_FAILURE() << "graph @f takes " << plan->inputs.size() << " inputs, got " << inputs.size();
+  const runtime::Plan &plan = *s_->plan;
+  if (inputs.size() != plan.inputs.size()) {
+    ADD_FAILURE() << "graph @f takes " << plan.inputs.size() << " inputs, got " << inputs.size();
     return {};
   }
-  runtime::ParamStore store(*m, *backend);
-  for (const auto &[name, t] : params) {
-    const ir::Param *p = m->findParam(name);
-    if (!p || p->type != t.type()) {
-      ADD_FAILURE() << "parameter @" << name << " of type " << t.type().str()
-                    << (p ? " does not match " + p->type.str() : " does not exist");
-      return {};
-    }
-    store.write(name, t);
-  }
-  runtime::Executor ex(*plan, store, *backend);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::TensorType &want = plan->values[plan->inputs[i]].type;
+    const ir::TensorType &want = plan.values[plan.inputs[i]].type;
     if (inputs[i].type() != want) {
       ADD_FAILURE() << "input " << i << " has type " << inputs[i].type().str() << ", expected "
                     << want.str();
       return {};
     }
-    ex.setInput(i, inputs[i].raw(), inputs[i].bytes());
+    s_->exec->setInput(i, inputs[i].raw(), inputs[i].bytes());
   }
-  ex.run();
+  s_->exec->run();
   std::vector<runtime::Tensor> outs;
-  for (size_t i = 0; i < plan->outputs.size(); ++i) outs.push_back(ex.output(i));
+  for (size_t i = 0; i < plan.outputs.size(); ++i) outs.push_back(s_->exec->output(i));
   return outs;
+}
+
+std::vector<std::vector<double>>
+GraphRunner::runValues(const std::vector<std::vector<double>> &inputs) {
+  std::vector<runtime::Tensor> in;
+  for (size_t i = 0; ok() && i < inputs.size() && i < s_->plan->inputs.size(); ++i)
+    in.push_back(makeTensor(s_->plan->values[s_->plan->inputs[i]].type, inputs[i]));
+  if (ok() && in.size() != inputs.size()) {
+    ADD_FAILURE() << "graph @f takes " << s_->plan->inputs.size() << " inputs, got "
+                  << inputs.size();
+    return {};
+  }
+  std::vector<std::vector<double>> outs;
+  for (const runtime::Tensor &t : run(in)) outs.push_back(toDoubles(t));
+  return outs;
+}
+
+std::vector<runtime::Tensor> runGraph(const std::string &irText,
+                                      const std::vector<runtime::Tensor> &inputs,
+                                      const std::map<std::string, runtime::Tensor> &params) {
+  GraphRunner r(irText);
+  if (!r.ok()) {
+    ADD_FAILURE() << r.error();
+    return {};
+  }
+  for (const auto &[name, t] : params)
+    if (!r.setParam(name, t)) return {};
+  return r.run(inputs);
+}
+
+std::vector<std::vector<double>>
+runValues(const std::string &irText, const std::vector<std::vector<double>> &inputs,
+          const std::map<std::string, std::vector<double>> &params) {
+  GraphRunner r(irText);
+  if (!r.ok()) {
+    ADD_FAILURE() << r.error();
+    return {};
+  }
+  for (const auto &[name, values] : params)
+    if (!r.setParam(name, values)) return {};
+  return r.runValues(inputs);
 }
 
 runtime::Tensor makeTensor(ir::TensorType type, std::vector<double> values) {
