@@ -284,6 +284,8 @@ RunStatus Session::run() {
   lo.seed = s_.seed;
   lo.norm = data_.norm;
   lo.prefetch = o_.prefetch;
+  // A last batch of one sample is dropped: batch norm cannot normalize it.
+  lo.dropLast = static_cast<int64_t>(trainIdx_.size()) % s_.batch == 1;
   BatchLoader loader(data_.train, trainIdx_, lo);
   int64_t stepsPerEpoch = loader.batchesPerEpoch();
   int64_t runSteps = 0, timedSamples = 0;

@@ -8,7 +8,8 @@ namespace dtnn::ir {
 
 namespace {
 
-// Operands: x [N,C,H,W], weight [K, C/groups, KH, KW], optional bias [K].
+// Operands: x [N,C,H,W], weight [K, C/groups, KH, KW] (static, positive),
+// optional bias [K].
 bool inferConv2d(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &w = ctx.operands[1];
@@ -21,6 +22,9 @@ bool inferConv2d(InferCtx &ctx) {
     return ctx.fail("conv2d weight " + w.str() + " does not match the element type of input " +
                         x.str(),
                     {0, 1});
+  for (int64_t d : w.dims)
+    if (d < 1)
+      return ctx.fail("conv2d weight must have static positive dimensions, got " + w.str(), {1});
   auto stride = expandInts(ctx.attrs.getInts("stride"), 2);
   auto pad = expandPad(ctx.attrs.getInts("pad"));
   auto dil = expandInts(ctx.attrs.getInts("dilation"), 2);

@@ -43,12 +43,14 @@ int64_t denseMacs(const std::vector<TensorType> &operands, const std::vector<Ten
   return operands[1].staticElements();
 }
 
-// Checks that operand `i` of a dense backward op is a matrix of the element
-// type of dy (operand 0); `what` names it in the message.
+// Checks that operand `i` of a dense backward op is a floating-point matrix
+// of the element type of dy (operand 0); `what` names it in the message.
 bool checkMatrix(InferCtx &ctx, const std::string &op, size_t i, const char *what) {
   const TensorType &t = ctx.operands[i];
   if (t.rank() != 2) return ctx.fail(op + " expects a 2-d " + what + ", got " + t.str(), {int(i)});
-  if (t.dtype != ctx.operands[0].dtype || !isFloatType(t.dtype))
+  if (!isFloatType(t.dtype))
+    return ctx.fail(op + " expects a floating-point " + what + ", got " + t.str(), {int(i)});
+  if (t.dtype != ctx.operands[0].dtype)
     return ctx.fail(op + " " + what + " " + t.str() + " does not match the element type of dy " +
                         ctx.operands[0].str(),
                     {0, int(i)});

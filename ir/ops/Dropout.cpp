@@ -9,17 +9,17 @@ namespace dtnn::ir {
 
 namespace {
 
-// Operands: x (floating point, any shape) and step (an integer scalar);
+// Operands: x (floating point, any shape) and step (the i64[] step count);
 // results y and mask, both of x's type.
 bool inferDropoutTrain(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &step = ctx.operands[1];
   if (!isFloatType(x.dtype))
     return ctx.fail("dropout_train expects a floating-point input, got " + x.str(), {0});
-  if (step.rank() != 0 || (step.dtype != DType::I64 && step.dtype != DType::I32))
+  if (step.rank() != 0 || step.dtype != DType::I64)
     return ctx.fail("dropout_train step must be an i64[] scalar, got " + step.str(), {1});
   double rate = ctx.attrs.getFloat("rate");
-  if (!(rate >= 0 && rate < 1)) return ctx.fail("dropout rate must be in [0, 1)");
+  if (!(rate >= 0 && rate < 1)) return ctx.fail("dropout_train rate must be in [0, 1)");
   ctx.results = {x, x};
   return true;
 }

@@ -6,6 +6,8 @@
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
+#include <cmath>
+
 namespace dtnn::ir {
 
 namespace {
@@ -57,6 +59,34 @@ bool inferBroadcastLike(InferCtx &ctx) {
     return ctx.fail("broadcast_like cannot broadcast " + x.str() + " to " + like.str(), {0, 1});
   ctx.results = {like};
   return true;
+}
+
+// True when v is an integer in [lo, hi).
+bool integerIn(double v, double lo, double hi) { return v >= lo && v < hi && std::trunc(v) == v; }
+
+// True when element type t holds v exactly; floating-point types take any
+// value (rounded, as the kernel casts it).
+bool representable(double v, DType t) {
+  switch (t) {
+  case DType::F32:
+  case DType::F64: return true;
+  case DType::I32: return integerIn(v, -0x1p31, 0x1p31);
+  case DType::I64: return integerIn(v, -0x1p63, 0x1p63);
+  case DType::U8: return integerIn(v, 0, 256);
+  case DType::Bool: return v == 0 || v == 1;
+  }
+  return false;
+}
+
+// Operand: like, of any type; the result has its type. For an integer or
+// bool type, value must be a number that the type holds exactly.
+bool inferFill(InferCtx &ctx) {
+  DType t = ctx.operands[0].dtype;
+  double v = ctx.attrs.getFloat("value");
+  if (!representable(v, t))
+    return ctx.fail("fill value " + formatDouble(v) + " is not representable in " +
+                    std::string(dtypeName(t)));
+  return sameAsFirstOperand(ctx);
 }
 
 // Operand: x, floating point; the result has its type.
@@ -174,7 +204,7 @@ void registerElementwiseOps(OpTable &t) {
       .operands = {{"like"}},
       .attrs = {{"value", AttrKind::Float, AttrValue(0.0)}},
       .fusion = FusionClass::Elementwise,
-      .inferShape = sameAsFirstOperand,
+      .inferShape = inferFill,
       .macs = nullptr,
       .layer = std::nullopt,
       .grad = noGrad,

@@ -19,14 +19,17 @@ bool compatibleDims(const std::vector<int64_t> &a, const std::vector<int64_t> &b
   return true;
 }
 
-// Checks a classifier's operands: 2-d floating-point scores [N,C] at index
-// `at` and i32 labels [N] at index at+1. `what` names the scores in messages.
+// Checks a classifier's operands: 2-d floating-point scores [N,C] with C > 0
+// at index `at` and i32 labels [N] at index at+1. `what` names the scores in
+// messages.
 bool checkClassifier(InferCtx &ctx, const std::string &op, const std::string &what, int at) {
   const TensorType &x = ctx.operands[at];
   const TensorType &label = ctx.operands[at + 1];
   if (x.rank() != 2) return ctx.fail(op + " expects 2-d " + what + " [N,C], got " + x.str(), {at});
   if (!isFloatType(x.dtype))
     return ctx.fail(op + " expects floating-point " + what + ", got " + x.str(), {at});
+  if (x.dims[1] == 0)
+    return ctx.fail(op + " expects " + what + " with at least one class, got " + x.str(), {at});
   if (label.rank() != 1 || label.dtype != DType::I32)
     return ctx.fail(op + " expects i32 labels [N], got " + label.str(), {at + 1});
   if (!compatibleDims({x.dims[0]}, label.dims))

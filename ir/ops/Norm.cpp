@@ -12,24 +12,35 @@ namespace {
 // The names of batchnorm's per-channel operands, by operand index.
 const char *const kBatchNormOperands[] = {"x", "gamma", "beta", "mean", "var"};
 
-// Checks that x is a 2-d or 4-d floating-point tensor; the message is
-// shared by the shape rule and the layer builder.
-std::optional<std::string> checkBatchNormInput(const TensorType &x) {
+// Checks that x is a 2-d or 4-d floating-point tensor with a static channel
+// dimension; the message, which names `op`, is shared by the shape rules and
+// the layer builder.
+std::optional<std::string> checkBatchNormInput(const std::string &op, const TensorType &x) {
   if (x.rank() != 2 && x.rank() != 4)
-    return "batchnorm expects a 2-d [N,C] or 4-d [N,C,H,W] input, got " + x.str();
-  if (!isFloatType(x.dtype)) return "batchnorm expects a floating-point input, got " + x.str();
+    return op + " expects a 2-d [N,C] or 4-d [N,C,H,W] input, got " + x.str();
+  if (!isFloatType(x.dtype)) return op + " expects a floating-point input, got " + x.str();
+  if (x.dims[1] == kDynamic) return op + " needs a static channel dimension, got " + x.str();
   return std::nullopt;
 }
 
+// True when x has static batch and spatial dimensions that leave exactly one
+// value per channel, so the unbiased variance of a batch is undefined.
+bool oneValuePerChannel(const TensorType &x) {
+  for (size_t d = 0; d < x.rank(); ++d)
+    if (d != 1 && x.dims[d] != 1) return false;
+  return true;
+}
+
 // Checks that operands [first, end) of `op` are [C] vectors of x's element
-// type, where x is operand `xIndex`; `names` holds every operand's name.
+// type, where x is operand `xIndex` (already checked by checkBatchNormInput,
+// so C is static); `names` holds every operand's name.
 bool checkPerChannel(InferCtx &ctx, const std::string &op, const char *const *names, int xIndex,
                      int first, int end) {
   const TensorType &x = ctx.operands[xIndex];
   int64_t c = x.dims[1];
   for (int i = first; i < end; ++i) {
     const TensorType &p = ctx.operands[i];
-    if (p.rank() != 1 || p.dtype != x.dtype || (c != kDynamic && p.dims[0] != c))
+    if (p.rank() != 1 || p.dtype != x.dtype || p.dims[0] != c)
       return ctx.fail(op + " " + names[i] + " must be " + TensorType(x.dtype, {c}).str() +
                           " to match input " + x.str() + ", got " + p.str(),
                       {xIndex, i});
@@ -37,21 +48,22 @@ bool checkPerChannel(InferCtx &ctx, const std::string &op, const char *const *na
   return true;
 }
 
-// Checks the eps and momentum attributes of batchnorm and batchnorm_train.
-bool checkBatchNormAttrs(InferCtx &ctx) {
+// Checks the eps and momentum attributes of batchnorm and batchnorm_train
+// (`op`, which the messages name).
+bool checkBatchNormAttrs(InferCtx &ctx, const std::string &op) {
   double eps = ctx.attrs.getFloat("eps");
   double momentum = ctx.attrs.getFloat("momentum");
-  if (!(eps > 0)) return ctx.fail("batchnorm eps must be positive");
-  if (!(momentum >= 0 && momentum <= 1)) return ctx.fail("batchnorm momentum must be in [0, 1]");
+  if (!(eps > 0)) return ctx.fail(op + " eps must be positive");
+  if (!(momentum >= 0 && momentum <= 1)) return ctx.fail(op + " momentum must be in [0, 1]");
   return true;
 }
 
 // Operands: x [N,C] or [N,C,H,W], then gamma, beta, mean and var, each [C].
 bool inferBatchNorm(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
-  if (auto msg = checkBatchNormInput(x)) return ctx.fail(*msg, {0});
+  if (auto msg = checkBatchNormInput("batchnorm", x)) return ctx.fail(*msg, {0});
   if (!checkPerChannel(ctx, "batchnorm", kBatchNormOperands, 0, 1, 5)) return false;
-  if (!checkBatchNormAttrs(ctx)) return false;
+  if (!checkBatchNormAttrs(ctx, "batchnorm")) return false;
   ctx.results = {x};
   return true;
 }
@@ -60,12 +72,16 @@ bool inferBatchNorm(InferCtx &ctx) {
 const char *const kBatchNormTrainOperands[] = {"x", "gamma", "beta", "running_mean", "running_var"};
 
 // Operands as batchnorm; results y (x's type), then the batch mean and the
-// inverse standard deviation 1/sqrt(var + eps), each [C].
+// inverse standard deviation 1/sqrt(var + eps), each [C]. As in PyTorch, a
+// batch with one value per channel is rejected where the shape shows it.
 bool inferBatchNormTrain(InferCtx &ctx) {
+  const std::string op = "batchnorm_train";
   const TensorType &x = ctx.operands[0];
-  if (auto msg = checkBatchNormInput(x)) return ctx.fail(*msg, {0});
-  if (!checkPerChannel(ctx, "batchnorm_train", kBatchNormTrainOperands, 0, 1, 5)) return false;
-  if (!checkBatchNormAttrs(ctx)) return false;
+  if (auto msg = checkBatchNormInput(op, x)) return ctx.fail(*msg, {0});
+  if (oneValuePerChannel(x))
+    return ctx.fail(op + " needs more than one value per channel, got " + x.str(), {0});
+  if (!checkPerChannel(ctx, op, kBatchNormTrainOperands, 0, 1, 5)) return false;
+  if (!checkBatchNormAttrs(ctx, op)) return false;
   TensorType perChannel(x.dtype, {x.dims[1]});
   ctx.results = {x, perChannel, perChannel};
   return true;
@@ -76,7 +92,7 @@ bool inferBatchNormTrain(InferCtx &ctx) {
 bool inferBatchNormGrad(InferCtx &ctx, const std::string &op, const char *const *names) {
   const TensorType &dy = ctx.operands[0];
   const TensorType &x = ctx.operands[1];
-  if (auto msg = checkBatchNormInput(x)) return ctx.fail(*msg, {1});
+  if (auto msg = checkBatchNormInput(op, x)) return ctx.fail(*msg, {1});
   if (dy.dtype != x.dtype || dy.rank() != x.rank())
     return ctx.fail(op + " dy " + dy.str() + " does not match input " + x.str(), {0, 1});
   for (size_t d = 0; d < x.rank(); ++d)
@@ -97,8 +113,9 @@ bool inferBatchNormBackward(InferCtx &ctx) {
 }
 
 bool inferBatchNormBackwardFrozen(InferCtx &ctx) {
-  if (!(ctx.attrs.getFloat("eps") > 0)) return ctx.fail("batchnorm eps must be positive");
-  return inferBatchNormGrad(ctx, "batchnorm_backward_frozen", kBatchNormBackwardFrozenOperands);
+  const std::string op = "batchnorm_backward_frozen";
+  if (!(ctx.attrs.getFloat("eps") > 0)) return ctx.fail(op + " eps must be positive");
+  return inferBatchNormGrad(ctx, op, kBatchNormBackwardFrozenOperands);
 }
 
 // Fails when a gradient is asked for batchnorm's statistics operands (3, 4),
@@ -146,9 +163,8 @@ bool gradBatchNormTrain(GradCtx &ctx) {
 // batchnorm(eps=1e-5, momentum=0.1)
 bool buildBatchNorm(LayerCtx &ctx) {
   const TensorType &x = ctx.inputs[0];
-  if (auto msg = checkBatchNormInput(x)) return ctx.fail(*msg);
+  if (auto msg = checkBatchNormInput("batchnorm", x)) return ctx.fail(*msg);
   int64_t c = x.dims[1];
-  if (c == kDynamic) return ctx.fail("batchnorm needs a static channel dimension, got " + x.str());
   double eps = ctx.args.getFloat("eps");
   double momentum = ctx.args.getFloat("momentum");
   if (!(eps > 0)) return ctx.fail("batchnorm eps must be positive", "eps");

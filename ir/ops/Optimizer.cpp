@@ -15,8 +15,8 @@ namespace dtnn::ir {
 
 namespace {
 
-// What one update op checks beyond its operand types. `opt` is the
-// optimizer's name as messages print it (sgd, adam, ...).
+// What one update op checks beyond its operand types. `opt` is the update
+// op's name, which messages print (sgd_update, adam_update, ...).
 using HyperCheck = std::function<bool(InferCtx &ctx, const std::string &opt)>;
 
 // Fails unless attribute `name` is finite and at least 0.
@@ -116,9 +116,8 @@ bool checkUpdateOperands(InferCtx &ctx, const std::string &op, const UpdateLayou
 ShapeFn updateShape(std::string opt, std::function<UpdateLayout(const AttrMap &)> layout,
                     HyperCheck check) {
   return
-      [opt = std::move(opt), layout = std::move(layout), check = std::move(check)](InferCtx &ctx) {
-        if (!check(ctx, opt) || !checkUpdateOperands(ctx, opt + "_update", layout(ctx.attrs)))
-          return false;
+      [op = opt + "_update", layout = std::move(layout), check = std::move(check)](InferCtx &ctx) {
+        if (!check(ctx, op) || !checkUpdateOperands(ctx, op, layout(ctx.attrs))) return false;
         ctx.results = {};
         return true;
       };

@@ -52,13 +52,15 @@ bool inferAvgPool(InferCtx &ctx) {
   return inferWindowPool(ctx, "avgpool");
 }
 
-// Operand: x [N,C,H,W]; the result is [N,C,1,1].
+// Operand: x [N,C,H,W] with H*W > 0; the result is [N,C,1,1].
 bool inferGlobalAvgPool(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (x.rank() != 4)
     return ctx.fail("global_avgpool expects a 4-d input [N,C,H,W], got " + x.str(), {0});
   if (!isFloatType(x.dtype))
     return ctx.fail("global_avgpool expects a floating-point input, got " + x.str(), {0});
+  if (x.dims[2] == 0 || x.dims[3] == 0)
+    return ctx.fail("global_avgpool cannot average an empty plane (H*W = 0), got " + x.str(), {0});
   ctx.results = {TensorType(x.dtype, {x.dims[0], x.dims[1], 1, 1})};
   return true;
 }

@@ -360,28 +360,29 @@ TEST(Optimizer, ReadErrors) {
 
 TEST(Optimizer, ReadValueErrors) {
   EXPECT_EQ(readError(config("sgd", {{"momentum", -0.5}})),
-            "sgd momentum must be finite and at least 0, got -0.5");
+            "sgd_update momentum must be finite and at least 0, got -0.5");
   EXPECT_EQ(readError(config("sgd", {{"weight_decay", -1e-4}})),
-            "sgd weight_decay must be finite and at least 0, got -1e-04");
+            "sgd_update weight_decay must be finite and at least 0, got -1e-04");
   EXPECT_EQ(readError(config("sgd", {{"nesterov", true}})),
-            "sgd nesterov needs a momentum above 0 and dampening 0");
+            "sgd_update nesterov needs a momentum above 0 and dampening 0");
   EXPECT_EQ(readError(config("sgd", {{"nesterov", true}, {"momentum", 0.9}, {"dampening", 0.1}})),
-            "sgd nesterov needs a momentum above 0 and dampening 0");
-  EXPECT_EQ(readError(config("adam", {{"beta1", 1.0}})), "adam beta1 must be in [0, 1), got 1.0");
+            "sgd_update nesterov needs a momentum above 0 and dampening 0");
+  EXPECT_EQ(readError(config("adam", {{"beta1", 1.0}})),
+            "adam_update beta1 must be in [0, 1), got 1.0");
   EXPECT_EQ(readError(config("adamw", {{"betas", Vec{0.9, -0.1}}})),
-            "adamw beta2 must be in [0, 1), got -0.1");
+            "adamw_update beta2 must be in [0, 1), got -0.1");
   EXPECT_EQ(readError(config("adam", {{"eps", 0.0}})),
-            "adam eps must be finite and positive, got 0.0");
+            "adam_update eps must be finite and positive, got 0.0");
   EXPECT_EQ(readError(config("nadam", {{"eps", -1e-8}})),
-            "nadam eps must be finite and positive, got -1e-08");
+            "nadam_update eps must be finite and positive, got -1e-08");
   EXPECT_EQ(readError(config("nadam", {{"momentum_decay", int64_t{-1}}})),
-            "nadam momentum_decay must be finite and at least 0, got -1.0");
+            "nadam_update momentum_decay must be finite and at least 0, got -1.0");
   EXPECT_EQ(readError(config("rmsprop", {{"alpha", 1.5}})),
-            "rmsprop alpha must be in [0, 1], got 1.5");
+            "rmsprop_update alpha must be in [0, 1], got 1.5");
   EXPECT_EQ(readError(config("rmsprop", {{"momentum", -0.1}})),
-            "rmsprop momentum must be finite and at least 0, got -0.1");
+            "rmsprop_update momentum must be finite and at least 0, got -0.1");
   EXPECT_EQ(readError(config("sgd", {{"momentum", std::nan("")}})),
-            "sgd momentum must be finite and at least 0, got nan");
+            "sgd_update momentum must be finite and at least 0, got nan");
 }
 
 // A module with parameter @conv2d.0.weight : f32[2,3] and a graph holding
