@@ -60,6 +60,17 @@ struct Totals {
   double mean(size_t i) const { return samples && i < sums.size() ? sums[i] / samples : std::nan(""); }
 };
 
+// Training time and images, for images per second.
+struct Timing {
+  double seconds = 0;
+  int64_t samples = 0;
+  void add(double dt, int64_t n) {
+    seconds += dt;
+    samples += n;
+  }
+  double rate() const { return seconds > 0 ? samples / seconds : 0; }
+};
+
 class Session {
 public:
   Session(const ir::Module &m, const TrainSettings &s, const RunOptions &o, Backend &backend,
@@ -69,6 +80,23 @@ public:
   RunStatus run();
 
 private:
+  // Finds the graphs, builds the schedule, loads data and parameters.
+  Error setUp();
+  // Restores parameters and schedule state from --resume.
+  Error resume();
+  RunStatus evalOnly();
+  // Runs the steps of the current epoch up to its end or the step limit.
+  RunStatus trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals &train,
+                       Timing &epochTiming);
+  // Evaluates and collects the epoch's figures; sets the monitored loss.
+  Expected<EpochRecord> epochRecord(int64_t epoch, const Totals &train, const Timing &timing,
+                                    double started, double &monitored);
+  // Schedule, early stopping and periodic checkpoint after a whole epoch;
+  // true when early stopping ends the run.
+  Expected<bool> endEpoch(int64_t epoch, double monitored);
+  // Prints the final test accuracy (evaluating if no epoch ran).
+  RunStatus finish(double lastTestAcc);
+  bool stepLimitReached() const { return o_.maxSteps >= 0 && runSteps_ >= o_.maxSteps; }
   Error findGraphs();
   Error loadData();
   Error checkData(const Dataset &d, const std::string &which);
@@ -102,6 +130,8 @@ private:
   std::optional<EarlyStopping> early_;
   Progress progress_;
   double lr_ = 0;
+  int64_t runSteps_ = 0; // steps of this run (a resumed run counts from 0)
+  Timing runTiming_;
 };
 
 Error Session::findGraphs() {
@@ -234,47 +264,127 @@ Error Session::saveState(const std::string &path) {
   return saveTrainState(path, fwd_->name(), *store_, progress_, meta);
 }
 
-RunStatus Session::run() {
-  if (Error e = findGraphs()) return fail(e.message());
+Error Session::setUp() {
+  if (Error e = findGraphs()) return e;
   auto sched = makeSchedule(s_.schedule, s_.lr, s_.epochs);
-  if (!sched) return fail(sched.error().message());
+  if (!sched) return sched.takeError();
   schedule_ = std::move(*sched);
   if (s_.earlyStopping) {
     auto es = makeEarlyStopping(*s_.earlyStopping);
-    if (!es) return fail(es.error().message());
+    if (!es) return es.takeError();
     early_ = *es;
   }
-  if (Error e = checkSaveFolder()) return fail(e.message());
-  if (Error e = loadData()) return fail(e.message());
-
+  if (Error e = checkSaveFolder()) return e;
+  if (Error e = loadData()) return e;
   store_ = std::make_unique<ParamStore>(m_, backend_);
-  if (Error e = initializeParams(*store_, s_.seed)) return fail(e.message());
-  if (!o_.resumePath.empty()) {
-    auto meta = loadTrainState(o_.resumePath, fwd_->name(), *store_, progress_);
-    if (!meta) return fail(meta.error().message());
-    std::map<std::string, std::string> sched, es;
-    for (const auto &[k, v] : *meta) {
-      if (k.starts_with("schedule.")) sched[k.substr(9)] = v;
-      if (k.starts_with("early_stopping.")) es[k.substr(15)] = v;
-    }
-    if (Error e = schedule_->restore(sched)) return fail(o_.resumePath + ": " + e.message());
-    if (early_)
-      if (Error e = early_->restore(es)) return fail(o_.resumePath + ": " + e.message());
-  }
+  if (Error e = initializeParams(*store_, s_.seed)) return e;
+  if (!o_.resumePath.empty())
+    if (Error e = resume()) return e;
   trainRunner_ = std::make_unique<StepRunner>(*train_, *store_, backend_);
   evalRunner_ = std::make_unique<StepRunner>(*eval_, *store_, backend_);
-  const auto &metrics = s_.metrics;
+  return Error::success();
+}
 
-  if (o_.evalOnly) {
-    auto t = evaluate({}, data_.test);
-    if (!t) return fail(t.error().message());
-    out_ << "test_loss " << t->mean(0);
-    for (size_t i = 0; i < metrics.size(); ++i)
-      out_ << " test_" << (metrics[i] == "accuracy" ? "acc" : metrics[i]) << " " << 100 * t->mean(i + 1) << "%";
-    out_ << "\n";
-    return RunStatus::Ok;
+Error Session::resume() {
+  auto meta = loadTrainState(o_.resumePath, fwd_->name(), *store_, progress_);
+  if (!meta) return meta.takeError();
+  std::map<std::string, std::string> sched, es;
+  for (const auto &[k, v] : *meta) {
+    if (k.starts_with("schedule.")) sched[k.substr(9)] = v;
+    if (k.starts_with("early_stopping.")) es[k.substr(15)] = v;
   }
+  if (Error e = schedule_->restore(sched)) return Error::make(o_.resumePath + ": " + e.message());
+  if (early_)
+    if (Error e = early_->restore(es)) return Error::make(o_.resumePath + ": " + e.message());
+  return Error::success();
+}
 
+RunStatus Session::evalOnly() {
+  auto t = evaluate({}, data_.test);
+  if (!t) return fail(t.error().message());
+  out_ << "test_loss " << t->mean(0);
+  for (size_t i = 0; i < s_.metrics.size(); ++i)
+    out_ << " test_" << (s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]) << " "
+         << 100 * t->mean(i + 1) << "%";
+  out_ << "\n";
+  return RunStatus::Ok;
+}
+
+RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals &train,
+                              Timing &epochTiming) {
+  int64_t epoch = progress_.epoch;
+  Batch b;
+  while (!stepLimitReached() && loader.next(b)) {
+    lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
+    double t0 = nowSeconds();
+    auto v = runStep(*trainRunner_, b, true);
+    if (!v) return fail(v.error().message());
+    double dt = nowSeconds() - t0;
+    ++progress_.step;
+    ++progress_.stepInEpoch;
+    ++runSteps_;
+    double loss = (*v)[0];
+    if (!std::isfinite(loss))
+      return fail("the loss became " + std::string(std::isnan(loss) ? "nan" : "infinite") +
+                      " at epoch " + std::to_string(epoch + 1) + ", step " +
+                      std::to_string(progress_.stepInEpoch) + " (step " +
+                      std::to_string(progress_.step) +
+                      " of the run); stopping. A lower learning rate may help.",
+                  RunStatus::TrainingFailed);
+    train.add(*v, b.size);
+    if (runSteps_ > 5) { // the first steps of a run are warm-up
+      runTiming_.add(dt, b.size);
+      epochTiming.add(dt, b.size);
+    }
+    bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
+                epochTiming.rate());
+  }
+  return RunStatus::Ok;
+}
+
+Expected<EpochRecord> Session::epochRecord(int64_t epoch, const Totals &train,
+                                           const Timing &timing, double started,
+                                           double &monitored) {
+  const auto &metrics = s_.metrics;
+  EpochRecord r;
+  r.epoch = epoch + 1;
+  r.add("steps", static_cast<double>(progress_.step));
+  r.add("train_loss", train.mean(0));
+  r.add("train_acc", train.mean(1));
+  for (size_t i = 1; i < metrics.size(); ++i) r.add("train_" + metrics[i], train.mean(i + 1));
+  monitored = std::nan("");
+  if (!valIdx_.empty()) {
+    auto v = evaluate(valIdx_, data_.train);
+    if (!v) return v.takeError();
+    r.add("val_loss", v->mean(0));
+    r.add("val_acc", v->mean(1));
+    monitored = v->mean(0);
+  }
+  auto t = evaluate({}, data_.test);
+  if (!t) return t.takeError();
+  r.add("test_loss", t->mean(0));
+  r.add("test_acc", t->mean(1));
+  for (size_t i = 1; i < metrics.size(); ++i) r.add("test_" + metrics[i], t->mean(i + 1));
+  if (std::isnan(monitored)) monitored = t->mean(0);
+  r.add("lr", lr_);
+  r.add("seconds", nowSeconds() - started);
+  r.add("images_per_s", timing.samples ? timing.rate() : std::nan(""));
+  r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
+  return r;
+}
+
+Expected<bool> Session::endEpoch(int64_t epoch, double monitored) {
+  schedule_->endEpoch(epoch, monitored);
+  bool stop = early_ && early_->update(monitored);
+  if (stop) out_ << "early stopping: no improvement for " << early_->patience << " epochs\n";
+  if (s_.checkpointEvery > 0 && progress_.epoch % s_.checkpointEvery == 0)
+    if (Error e = saveState(periodicPath(progress_.epoch))) return e;
+  return stop;
+}
+
+RunStatus Session::run() {
+  if (Error e = setUp()) return fail(e.message());
+  if (o_.evalOnly) return evalOnly();
   MetricsWriter writer;
   if (!o_.metricsPath.empty())
     if (Error e = writer.open(o_.metricsPath, !o_.resumePath.empty())) return fail(e.message());
@@ -288,102 +398,50 @@ RunStatus Session::run() {
   lo.dropLast = static_cast<int64_t>(trainIdx_.size()) % s_.batch == 1;
   BatchLoader loader(data_.train, trainIdx_, lo);
   int64_t stepsPerEpoch = loader.batchesPerEpoch();
-  int64_t runSteps = 0, timedSamples = 0;
-  double timedSeconds = 0;
-  bool stop = false;
-  double lastTestAcc = std::nan("");
   out_ << "training " << fwd_->name() << " on " << data_.description;
   if (!valIdx_.empty())
     out_ << " (" << valIdx_.size() << " training images held out for validation)";
   out_ << "; batch " << s_.batch << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
        << backend_.name() << "\n";
 
+  double lastTestAcc = std::nan("");
+  bool stop = false;
   while (!stop && progress_.epoch < s_.epochs) {
     int64_t epoch = progress_.epoch;
-    double epochStart = nowSeconds();
-    double epochTimed = 0;
-    int64_t epochTimedSamples = 0;
+    double started = nowSeconds();
     loader.startEpoch(epoch);
     loader.skip(progress_.stepInEpoch);
     lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
     Totals train;
-    Batch b;
-    while (!(o_.maxSteps >= 0 && runSteps >= o_.maxSteps) && loader.next(b)) {
-      lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
-      double t0 = nowSeconds();
-      auto v = runStep(*trainRunner_, b, true);
-      if (!v) return fail(v.error().message());
-      double dt = nowSeconds() - t0;
-      ++progress_.step;
-      ++progress_.stepInEpoch;
-      ++runSteps;
-      if (!std::isfinite((*v)[0]))
-        return fail("the loss became " + std::string(std::isnan((*v)[0]) ? "nan" : "infinite") +
-                        " at epoch " + std::to_string(epoch + 1) + ", step " +
-                        std::to_string(progress_.stepInEpoch) + " (step " +
-                        std::to_string(progress_.step) +
-                        " of the run); stopping. A lower learning rate may help.",
-                    RunStatus::TrainingFailed);
-      train.add(*v, b.size);
-      if (runSteps > 5) {
-        timedSeconds += dt;
-        timedSamples += b.size;
-        epochTimed += dt;
-        epochTimedSamples += b.size;
-      }
-      bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
-                  epochTimed > 0 ? epochTimedSamples / epochTimed : 0);
-    }
-    stop = o_.maxSteps >= 0 && runSteps >= o_.maxSteps;
+    Timing timing;
+    if (RunStatus st = trainSteps(loader, stepsPerEpoch, train, timing); st != RunStatus::Ok)
+      return st;
+    stop = stepLimitReached();
     bool epochDone = !stop || progress_.stepInEpoch == stepsPerEpoch;
     if (epochDone) {
       progress_.epoch += 1;
       progress_.stepInEpoch = 0;
     }
     bar_.clear();
-
-    EpochRecord r;
-    r.epoch = epoch + 1;
-    r.add("steps", static_cast<double>(progress_.step));
-    r.add("train_loss", train.mean(0));
-    r.add("train_acc", train.mean(1));
-    for (size_t i = 1; i < metrics.size(); ++i) r.add("train_" + metrics[i], train.mean(i + 1));
-    double monitored = std::nan("");
-    if (!valIdx_.empty()) {
-      auto v = evaluate(valIdx_, data_.train);
-      if (!v) return fail(v.error().message());
-      r.add("val_loss", v->mean(0));
-      r.add("val_acc", v->mean(1));
-      monitored = v->mean(0);
-    }
-    auto t = evaluate({}, data_.test);
-    if (!t) return fail(t.error().message());
-    r.add("test_loss", t->mean(0));
-    r.add("test_acc", t->mean(1));
-    for (size_t i = 1; i < metrics.size(); ++i) r.add("test_" + metrics[i], t->mean(i + 1));
-    if (std::isnan(monitored)) monitored = t->mean(0);
-    lastTestAcc = t->mean(1);
-    r.add("lr", lr_);
-    r.add("seconds", nowSeconds() - epochStart);
-    r.add("images_per_s", epochTimed > 0 ? epochTimedSamples / epochTimed : std::nan(""));
-    r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
-    out_ << epochLine(r, s_.epochs) << "\n" << std::flush;
+    double monitored = 0;
+    auto r = epochRecord(epoch, train, timing, started, monitored);
+    if (!r) return fail(r.error().message());
+    lastTestAcc = r->get("test_acc");
+    out_ << epochLine(*r, s_.epochs) << "\n" << std::flush;
     if (!o_.metricsPath.empty())
-      if (Error e = writer.write(r)) return fail(e.message());
-
+      if (Error e = writer.write(*r)) return fail(e.message());
     if (epochDone) {
-      schedule_->endEpoch(epoch, monitored);
-      if (early_ && early_->update(monitored)) {
-        out_ << "early stopping: no improvement for " << early_->patience << " epochs\n";
-        stop = true;
-      }
-      if (s_.checkpointEvery > 0 && progress_.epoch % s_.checkpointEvery == 0)
-        if (Error e = saveState(periodicPath(progress_.epoch))) return fail(e.message());
+      auto early = endEpoch(epoch, monitored);
+      if (!early) return fail(early.error().message());
+      stop = stop || *early;
     }
   }
-
   if (!o_.savePath.empty())
     if (Error e = saveState(o_.savePath)) return fail(e.message());
+  return finish(lastTestAcc);
+}
+
+RunStatus Session::finish(double lastTestAcc) {
   if (std::isnan(lastTestAcc)) {
     auto t = evaluate({}, data_.test);
     if (!t) return fail(t.error().message());
@@ -392,9 +450,9 @@ RunStatus Session::run() {
   out_ << "test accuracy: " << std::fixed;
   out_.precision(2);
   out_ << 100 * lastTestAcc << "%";
-  if (timedSeconds > 0) {
+  if (runTiming_.samples) {
     out_.precision(0);
-    out_ << " (" << timedSamples / timedSeconds << " images/s in training)";
+    out_ << " (" << runTiming_.rate() << " images/s in training)";
   }
   out_ << std::defaultfloat << "\n";
   return RunStatus::Ok;
