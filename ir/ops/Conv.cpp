@@ -218,7 +218,7 @@ void registerConvOps(OpTable &t) {
                           {"dilation", AttrKind::Ints, AttrValue(std::vector<int64_t>{1})},
                           {"groups", AttrKind::Int, AttrValue(int64_t{1})},
                           {"bias", AttrKind::Bool, AttrValue(true)},
-                          {"init", AttrKind::String, AttrValue(std::string("he_uniform"))}},
+                          {"init", AttrKind::String, AttrValue(std::string("he_normal"))}},
                          buildConv2d},
       .grad = gradConv2d,
       .trainForm = "",

@@ -115,7 +115,7 @@ bool gradDense(GradCtx &ctx) {
   return true;
 }
 
-// dense(units, bias=true, init="he_uniform")
+// dense(units, bias=true, init="he_normal")
 bool buildDense(LayerCtx &ctx) {
   const TensorType &x = ctx.inputs[0];
   if (x.rank() != 2) return ctx.fail(denseRankMessage(x));
@@ -144,7 +144,7 @@ void registerDenseOps(OpTable &t) {
       .layer = LayerSpec{1,
                          {{"units", AttrKind::Int, std::nullopt},
                           {"bias", AttrKind::Bool, AttrValue(true)},
-                          {"init", AttrKind::String, AttrValue(std::string("he_uniform"))}},
+                          {"init", AttrKind::String, AttrValue(std::string("he_normal"))}},
                          buildDense},
       .grad = gradDense,
   });

@@ -184,7 +184,7 @@ TEST(OpTableTest, DenseLayerBuilder) {
   ASSERT_EQ(b.params.size(), 2u);
   EXPECT_EQ(b.params[0].suffix, "weight");
   EXPECT_EQ(b.params[0].type, f32({120, 400}));
-  EXPECT_EQ(b.params[0].init, "he_uniform");
+  EXPECT_EQ(b.params[0].init, "he_normal");
   EXPECT_EQ(b.params[1].suffix, "bias");
   EXPECT_EQ(b.params[1].type, f32({120}));
   EXPECT_EQ(b.params[1].init, "zeros");
