@@ -38,7 +38,8 @@ using ValueMap = std::map<const ir::Value *, ir::Value *>;
 // Clones the ops of `src` into `dst` (whose inputs are already mapped in
 // `vm`), switching to training forms when `training` is set. A training form
 // with a `seed` attribute (dropout_train) gets one derived from the run's
-// seed and the op's position, so that no two dropout layers share masks.
+// seed and its rank among such ops, so that no two dropout layers share
+// masks and adding other layers does not change them.
 Error cloneOps(const ir::Graph &src, ir::Graph &dst, ValueMap &vm, bool training,
                int64_t runSeed) {
   ir::Builder b(dst);
@@ -65,8 +66,7 @@ Error cloneOps(const ir::Graph &src, ir::Graph &dst, ValueMap &vm, bool training
       if (def->findAttr(name)) attrs.set(name, v);
     if (def != &op->def() && def->findAttr("seed") && !attrs.find("seed"))
       attrs.set("seed", static_cast<int64_t>(
-                            (static_cast<uint64_t>(runSeed) * 1000003u + position) & 0x7fffffff));
-    ++position;
+                            (static_cast<uint64_t>(runSeed) * 1000003u + position++) & 0x7fffffff));
     std::vector<ir::Value *> results = b.create(def->name, operands, attrs);
     if (results.empty() && def->numResults != 0) return Error::make("autodiff: " + b.error());
     for (size_t r = 0; r < op->results().size(); ++r) vm[op->result(r)] = results[r];

@@ -49,10 +49,16 @@ Tensor Executor::output(size_t i) const {
 }
 
 double Executor::scalarOutput(size_t i) const {
-  Tensor t = output(i);
-  assert(t.numel() == 1);
-  if (t.type().dtype == ir::DType::F64) return *t.data<double>();
-  return *t.data<float>();
+  TensorView v = view(plan_.outputs[i]);
+  assert(v.numel() == 1 && (v.type.dtype == ir::DType::F32 || v.type.dtype == ir::DType::F64));
+  if (v.type.dtype == ir::DType::F64) {
+    double d = 0;
+    backend_.copyToHost(&d, v.data, sizeof d);
+    return d;
+  }
+  float f = 0;
+  backend_.copyToHost(&f, v.data, sizeof f);
+  return f;
 }
 
 } // namespace dtnn::runtime

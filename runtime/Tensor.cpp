@@ -8,12 +8,8 @@
 namespace dtnn::runtime {
 
 int64_t numElements(const ir::TensorType &t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims) {
-    assert(d >= 0 && "numElements of a dynamic type");
-    n *= d;
-  }
-  return n;
+  assert(t.isStatic() && "numElements of a dynamic type");
+  return t.staticElements();
 }
 
 size_t byteSize(const ir::TensorType &t) {

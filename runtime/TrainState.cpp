@@ -29,8 +29,7 @@ Expected<int64_t> metaInt(const std::map<std::string, std::string> &meta, const 
 Error initializeParams(ParamStore &store, uint64_t seed) {
   for (const auto &p : store.module().params()) {
     Tensor t(p->type);
-    if (Error e = initializeParam(p->init, p->type, seed, p->name, t))
-      return Error::make("parameter '" + p->name + "': " + e.message());
+    if (Error e = initializeParam(p->init, p->type, seed, p->name, t)) return e;
     store.write(p->name, t);
   }
   return Error::success();

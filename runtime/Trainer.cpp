@@ -288,6 +288,16 @@ Error Session::setUp() {
 Error Session::resume() {
   auto meta = loadTrainState(o_.resumePath, fwd_->name(), *store_, progress_);
   if (!meta) return meta.takeError();
+  // The seed fixes the shuffle, the validation split and the dropout masks,
+  // so a run resumed with another one would not continue the same run.
+  for (auto [key, value] : {std::pair{"seed", std::to_string(s_.seed)},
+                            std::pair{"optimizer", s_.optimizer}, std::pair{"loss", s_.loss}}) {
+    auto it = meta->find(key);
+    if (it != meta->end() && it->second != value)
+      return Error::make(o_.resumePath + ": checkpoint was trained with " + key + " " +
+                         it->second + ", this run uses " + value + "; set " + key + " to " +
+                         it->second + " to resume it");
+  }
   std::map<std::string, std::string> sched, es;
   for (const auto &[k, v] : *meta) {
     if (k.starts_with("schedule.")) sched[k.substr(9)] = v;
@@ -327,9 +337,9 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
     if (!std::isfinite(loss))
       return fail("the loss became " + std::string(std::isnan(loss) ? "nan" : "infinite") +
                       " at epoch " + std::to_string(epoch + 1) + ", step " +
-                      std::to_string(progress_.stepInEpoch) + " (step " +
+                      std::to_string(progress_.stepInEpoch) + " (global step " +
                       std::to_string(progress_.step) +
-                      " of the run); stopping. A lower learning rate may help.",
+                      "); stopping. A lower learning rate may help.",
                   RunStatus::TrainingFailed);
     train.add(*v, b.size);
     if (runSteps_ > 5) { // the first steps of a run are warm-up
@@ -394,8 +404,11 @@ RunStatus Session::run() {
   lo.seed = s_.seed;
   lo.norm = data_.norm;
   lo.prefetch = o_.prefetch;
-  // A last batch of one sample is dropped: batch norm cannot normalize it.
-  lo.dropLast = static_cast<int64_t>(trainIdx_.size()) % s_.batch == 1;
+  // A last batch of one sample is dropped when batch norm trains: it cannot
+  // normalize a single sample.
+  bool batchNorm = false;
+  for (const auto &op : train_->ops()) batchNorm = batchNorm || op->name() == "batchnorm_train";
+  lo.dropLast = batchNorm && static_cast<int64_t>(trainIdx_.size()) % s_.batch == 1;
   BatchLoader loader(data_.train, trainIdx_, lo);
   int64_t stepsPerEpoch = loader.batchesPerEpoch();
   out_ << "training " << fwd_->name() << " on " << data_.description;

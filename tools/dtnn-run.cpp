@@ -115,6 +115,9 @@ int main(int argc, char **argv) {
   if (args->has("data") && args->has("synthetic"))
     return usageError("--data and --synthetic exclude each other");
 
+  runtime::RunOptions ro;
+  if (args->has("steps") && !parseCount(args->get("steps"), ro.maxSteps))
+    return usageError("--steps expects a non-negative integer, got '" + args->get("steps") + "'");
   runtime::BackendOptions bo;
   if (args->has("threads")) {
     int64_t t = 0;
@@ -153,7 +156,6 @@ int main(int argc, char **argv) {
     return kInputError;
   }
 
-  runtime::RunOptions ro;
   ro.dataDir = args->get("data");
   ro.synthetic = args->has("synthetic");
   ro.evalOnly = args->has("eval-only");
@@ -161,10 +163,6 @@ int main(int argc, char **argv) {
   ro.savePath = args->get("save");
   ro.resumePath = args->get("resume");
   ro.progressBar = !args->has("no-progress") && isatty(STDOUT_FILENO);
-  if (args->has("steps")) {
-    if (!parseCount(args->get("steps"), ro.maxSteps))
-      return usageError("--steps expects a non-negative integer, got '" + args->get("steps") + "'");
-  }
   return static_cast<int>(
       runtime::train(*module, *settings, ro, **backend, std::cout, std::cerr));
 }
