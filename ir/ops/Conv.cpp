@@ -73,15 +73,6 @@ int64_t conv2dMacs(const std::vector<TensorType> &in, const std::vector<TensorTy
   return y.dims[1] * y.dims[2] * y.dims[3] * w.dims[1] * w.dims[2] * w.dims[3];
 }
 
-// True when two types have the same element type and rank and every pair of
-// dimensions agrees or one of them is dynamic.
-bool compatibleTypes(const TensorType &a, const TensorType &b) {
-  if (a.dtype != b.dtype || a.rank() != b.rank()) return false;
-  for (size_t i = 0; i < a.rank(); ++i)
-    if (a.dims[i] != b.dims[i] && a.dims[i] != kDynamic && b.dims[i] != kDynamic) return false;
-  return true;
-}
-
 // Shared by the data and weight gradients: runs conv2d's shape rule on the
 // forward operands x and w (operand positions xAt and wAt) and checks that
 // dy (operand 0) has the type of the forward result.
@@ -94,7 +85,7 @@ bool checkConvGradient(InferCtx &ctx, const std::string &op, int xAt, int wAt) {
     return ctx.fail(op + ": " + sub.error, blame);
   }
   const TensorType &dy = ctx.operands[0];
-  if (!compatibleTypes(dy, sub.results[0]))
+  if (!typesAgree(dy, sub.results[0]))
     return ctx.fail(op + " gradient " + dy.str() + " does not match the conv2d result " +
                         sub.results[0].str(),
                     {0});

@@ -57,9 +57,6 @@ bool checkMatrix(InferCtx &ctx, const std::string &op, size_t i, const char *wha
   return true;
 }
 
-// True when two dimensions can be equal (either is the dynamic batch).
-bool dimsAgree(int64_t a, int64_t b) { return a == kDynamic || b == kDynamic || a == b; }
-
 // Operands: dy [N,M], weight [M,K]; result dx [N,K].
 bool inferDenseBackwardData(InferCtx &ctx) {
   const std::string op = "dense_backward_data";

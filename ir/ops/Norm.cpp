@@ -93,11 +93,8 @@ bool inferBatchNormGrad(InferCtx &ctx, const std::string &op, const char *const 
   const TensorType &dy = ctx.operands[0];
   const TensorType &x = ctx.operands[1];
   if (auto msg = checkBatchNormInput(op, x)) return ctx.fail(*msg, {1});
-  if (dy.dtype != x.dtype || dy.rank() != x.rank())
+  if (!typesAgree(dy, x))
     return ctx.fail(op + " dy " + dy.str() + " does not match input " + x.str(), {0, 1});
-  for (size_t d = 0; d < x.rank(); ++d)
-    if (dy.dims[d] != x.dims[d] && dy.dims[d] != kDynamic && x.dims[d] != kDynamic)
-      return ctx.fail(op + " dy " + dy.str() + " does not match input " + x.str(), {0, 1});
   if (!checkPerChannel(ctx, op, names, 1, 2, 5)) return false;
   TensorType perChannel(x.dtype, {x.dims[1]});
   ctx.results = {x, perChannel, perChannel};

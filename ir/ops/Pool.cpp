@@ -80,10 +80,7 @@ bool inferPoolGradient(InferCtx &ctx, const std::string &op, const ShapeFn &forw
     return ctx.fail(op + ": " + sub.error, blame);
   }
   const TensorType &y = sub.results[0];
-  bool match = dy.dtype == y.dtype && dy.rank() == y.rank();
-  for (size_t i = 0; match && i < y.rank(); ++i)
-    match = dy.dims[i] == y.dims[i] || dy.dims[i] == kDynamic || y.dims[i] == kDynamic;
-  if (!match)
+  if (!typesAgree(dy, y))
     return ctx.fail(op + " gradient " + dy.str() + " does not match the pooled result " + y.str(),
                     {0});
   ctx.results = {x};

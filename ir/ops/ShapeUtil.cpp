@@ -57,6 +57,15 @@ std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank) {
   return axis < 0 ? axis + r : axis;
 }
 
+bool dimsAgree(int64_t a, int64_t b) { return a == kDynamic || b == kDynamic || a == b; }
+
+bool typesAgree(const TensorType &a, const TensorType &b) {
+  if (a.dtype != b.dtype || a.rank() != b.rank()) return false;
+  for (size_t i = 0; i < a.rank(); ++i)
+    if (!dimsAgree(a.dims[i], b.dims[i])) return false;
+  return true;
+}
+
 bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64; }
 
 bool sameAsFirstOperand(InferCtx &ctx) {

@@ -30,6 +30,13 @@ std::optional<std::vector<int64_t>> broadcastDims(const std::vector<int64_t> &a,
 // Normalizes a possibly negative axis for a tensor of rank `rank`; nullopt if out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank);
 
+// True when two dimensions can be equal (either is the dynamic batch).
+bool dimsAgree(int64_t a, int64_t b);
+
+// True when two types have the same element type and rank and every pair of
+// dimensions agrees in the sense of dimsAgree.
+bool typesAgree(const TensorType &a, const TensorType &b);
+
 // True for the floating-point element types (f32, f64).
 bool isFloatType(DType t);
 
