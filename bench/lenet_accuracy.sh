@@ -5,16 +5,19 @@
 #
 #   bash bench/lenet_accuracy.sh [EPOCHS] [THREADS]      (defaults: 5 and all cores)
 #
-# Environment: DTNN_BUILD_DIR (default build), DTNN_BACKEND (default reference).
+# Environment: DTNN_BUILD_DIR (default build), DTNN_BACKEND (default reference), DTNN_MODEL
+# (default examples/lenet.dtnn: another model file with the same train section to compare, for
+# example one with a schedule), DTNN_OUT (default BUILD_DIR/bench-lenet).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR="${DTNN_BUILD_DIR:-build}"
 EPOCHS="${1:-5}"
 THREADS="${2:-$(nproc)}"
-OUT="$BUILD_DIR/bench-lenet"
+MODEL="${DTNN_MODEL:-examples/lenet.dtnn}"
+OUT="${DTNN_OUT:-$BUILD_DIR/bench-lenet}"
 mkdir -p "$OUT"
 for seed in 1 2 3; do
-  "$BUILD_DIR/bin/dtnn-run" examples/lenet.dtnn --epochs "$EPOCHS" --seed "$seed" \
+  "$BUILD_DIR/bin/dtnn-run" "$MODEL" --epochs "$EPOCHS" --seed "$seed" \
     --threads "$THREADS" --backend "${DTNN_BACKEND:-reference}" --no-progress \
     --metrics "$OUT/seed$seed.jsonl" >"$OUT/seed$seed.log"
   echo "seed $seed: $(tail -n 1 "$OUT/seed$seed.log")"

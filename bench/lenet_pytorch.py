@@ -1,10 +1,11 @@
 """LeNet-5 on Fashion-MNIST in PyTorch, with the settings of examples/lenet.dtnn.
 
-Usage: python3 bench/lenet_pytorch.py [--epochs N] [--seed S] [--threads T] [--init he|default]
+Usage: python3 bench/lenet_pytorch.py [--epochs N] [--seed S] [--threads T] [--init he_normal|he_uniform|default]
 
 Reads the IDX files of the Debian package dataset-fashion-mnist, normalizes like dtnn (mean
 0.2860, std 0.3530), and trains with batch 64, SGD with momentum 0.9 and learning rate 0.01.
---init he uses the same He-uniform initialization as dtnn (bound sqrt(6/fan_in), zero biases);
+--init he_normal (the default) uses dtnn's default initialization, He's Gaussian (std
+sqrt(2/fan_in), zero biases); --init he_uniform uses He's uniform one (bound sqrt(6/fan_in));
 --init default keeps PyTorch's own. Prints one line per epoch with the test accuracy and the
 training images per second, measured like dtnn-run's images_per_s (the first 5 steps of the
 run are left out). Needs Debian's python3-torch.
@@ -54,12 +55,15 @@ class LeNet(nn.Module):
         return self.f3(F.relu(self.f2(F.relu(self.f1(x)))))
 
 
-def he_uniform(model):
+def he_init(model, normal):
     for m in model.modules():
         if isinstance(m, (nn.Conv2d, nn.Linear)):
             fan_in = m.weight[0].numel()
-            bound = math.sqrt(6.0 / fan_in)
-            nn.init.uniform_(m.weight, -bound, bound)
+            if normal:
+                nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / fan_in))
+            else:
+                bound = math.sqrt(6.0 / fan_in)
+                nn.init.uniform_(m.weight, -bound, bound)
             nn.init.zeros_(m.bias)
 
 
@@ -68,15 +72,15 @@ def main():
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--init", choices=["he", "default"], default="he")
+    p.add_argument("--init", choices=["he_normal", "he_uniform", "default"], default="he_normal")
     a = p.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     xtr, ytr = load("train")
     xte, yte = load("t10k")
     model = LeNet()
-    if a.init == "he":
-        he_uniform(model)
+    if a.init != "default":
+        he_init(model, a.init == "he_normal")
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     steps = 0
     for epoch in range(1, a.epochs + 1):

@@ -34,6 +34,16 @@ struct Location {
   void merge(const Location &o);
 };
 
+// Where each op, parameter and graph of a module read from text (.dtir)
+// appears in that text: the op's name, the parameter's and the graph's
+// name. Diagnostics about IR that carries no loc(...) point there. Valid
+// until a pass changes the module (an address may then be reused).
+struct TextPositions {
+  std::map<const Op *, SourceLoc> ops;
+  std::map<const Param *, SourceLoc> params;
+  std::map<const Graph *, SourceLoc> graphs;
+};
+
 // An SSA value: a graph input, a module parameter, or an op result.
 class Value {
 public:

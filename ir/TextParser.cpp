@@ -38,8 +38,9 @@ std::string plural(size_t n, const char *word) {
 
 class Parser {
 public:
-  Parser(std::string_view text, const std::string &file, DiagnosticEngine &diags)
-      : lex_(text, file, diags), diags_(diags) {
+  Parser(std::string_view text, const std::string &file, DiagnosticEngine &diags,
+         TextPositions *positions)
+      : lex_(text, file, diags), diags_(diags), positions_(positions) {
     tok_ = lex_.next();
   }
 
@@ -88,6 +89,7 @@ private:
 
   TextLexer lex_;
   DiagnosticEngine &diags_;
+  TextPositions *positions_; // Filled when the caller asks where things were read.
   Token tok_;
   std::unique_ptr<Module> module_ = std::make_unique<Module>();
   std::map<std::string, std::pair<Param *, SourceLoc>> params_;
@@ -144,6 +146,7 @@ bool Parser::parseParam() {
   Param *p =
       module_->addParam(nameTok.str, std::move(type), std::move(init), trainable, std::move(loc));
   params_[nameTok.str] = {p, nameTok.loc};
+  if (positions_) positions_->params[p] = nameTok.loc;
   return true;
 }
 
@@ -158,6 +161,7 @@ bool Parser::parseGraph() {
     return errorWithNote(nameTok, "redefinition of graph @" + nameTok.str, it->second);
   graphs_[nameTok.str] = nameTok.loc;
   Graph &g = *module_->addGraph(nameTok.str);
+  if (positions_) positions_->graphs[&g] = nameTok.loc;
   values_.clear();
   advance();
   if (!expect(Token::LParen, "'(' after the graph name")) return false;
@@ -291,6 +295,7 @@ bool Parser::parseOp(Graph &g) {
   if (tok_.isIdent("loc") && !parseLocation(loc)) return false;
   if (!expectLineEnd("the op")) return false;
   Op *op = g.addOp(*def, std::move(operands), std::move(attrs), std::move(types), std::move(loc));
+  if (positions_) positions_->ops[op] = opTok.loc;
   for (size_t i = 0; i < resultToks.size(); ++i)
     if (!defineValue(resultToks[i], op->result(static_cast<unsigned>(i)))) return false;
   return true;
@@ -527,9 +532,10 @@ bool Parser::parseUInt32(uint32_t &v, const char *what) {
 } // namespace
 
 std::unique_ptr<Module> parseModule(const std::string &text, const std::string &filename,
-                                    SourceManager &sm, DiagnosticEngine &diags) {
+                                    SourceManager &sm, DiagnosticEngine &diags,
+                                    TextPositions *positions) {
   const std::string &stored = sm.add(filename, text);
-  Parser parser(stored, filename, diags);
+  Parser parser(stored, filename, diags, positions);
   return parser.parseModule();
 }
 

@@ -12,8 +12,11 @@ namespace dtnn::ir {
 
 // Parses `text` after registering it in `sm` under `filename`, so that
 // diagnostics can show the offending line; `diags` must be built on `sm`.
-// Returns null after reporting at least one error.
+// Returns null after reporting at least one error. When `positions` is
+// given it receives where each op, parameter and graph was read, for the
+// verifier's messages.
 std::unique_ptr<Module> parseModule(const std::string &text, const std::string &filename,
-                                    SourceManager &sm, DiagnosticEngine &diags);
+                                    SourceManager &sm, DiagnosticEngine &diags,
+                                    TextPositions *positions = nullptr);
 
 } // namespace dtnn::ir

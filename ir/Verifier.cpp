@@ -15,7 +15,15 @@ namespace dtnn::ir {
 
 namespace {
 
-SourceLoc firstLoc(const Location &l) { return l.known() ? l.locs[0] : SourceLoc{}; }
+// The location of `x` (an op, parameter or graph): its own when known,
+// else where it was read from text, else unknown.
+template <typename T>
+SourceLoc locOf(const T *x, const Location &own, const std::map<const T *, SourceLoc> *read) {
+  if (own.known()) return own.locs[0];
+  if (read)
+    if (auto it = read->find(x); it != read->end()) return it->second;
+  return {};
+}
 
 std::string plural(size_t n, const char *word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -33,19 +41,30 @@ bool isIdentifier(const std::string &s) {
 
 class Verifier {
 public:
-  explicit Verifier(const Module &m) : m_(m) {}
+  Verifier(const Module &m, const TextPositions *positions) : m_(m), positions_(positions) {}
 
   std::vector<Diagnostic> run() {
     checkParams();
     std::map<std::string, const Graph *> seen;
     for (const auto &g : m_.graphs()) {
-      if (!seen.emplace(g->name(), g.get()).second) add({}, "duplicate graph name @" + g->name());
+      if (!seen.emplace(g->name(), g.get()).second)
+        add(graphLoc(*g), "duplicate graph name @" + g->name());
       checkGraph(*g);
     }
     return std::move(diags_);
   }
 
 private:
+  SourceLoc opLoc(const Op &op) const {
+    return locOf(&op, op.loc(), positions_ ? &positions_->ops : nullptr);
+  }
+  SourceLoc paramLoc(const Param &p) const {
+    return locOf(&p, p.loc, positions_ ? &positions_->params : nullptr);
+  }
+  SourceLoc graphLoc(const Graph &g) const {
+    return locOf(&g, Location(), positions_ ? &positions_->graphs : nullptr);
+  }
+
   Diagnostic &add(SourceLoc loc, std::string message) {
     diags_.push_back({Severity::Error, std::move(loc), std::move(message), {}});
     return diags_.back();
@@ -54,11 +73,12 @@ private:
   void checkParams() {
     std::map<std::string, const Param *> seen;
     for (const auto &p : m_.params()) {
-      SourceLoc loc = firstLoc(p->loc);
+      SourceLoc loc = paramLoc(*p);
       if (!isIdentifier(p->name)) add(loc, "invalid parameter name '@" + p->name + "'");
       if (auto [it, inserted] = seen.emplace(p->name, p.get()); !inserted) {
         Diagnostic &d = add(loc, "duplicate parameter @" + p->name);
-        if (it->second->loc.known()) d.note(firstLoc(it->second->loc), "first declared here");
+        if (SourceLoc first = paramLoc(*it->second); first.known())
+          d.note(first, "first declared here");
       }
       if (!p->value || p->value->kind() != Value::Kind::Param || p->value->param() != p.get())
         add(loc, "parameter @" + p->name + " has no value");
@@ -92,9 +112,9 @@ private:
     std::set<std::string> inputNames;
     for (const Value *in : g.inputs()) {
       if (!isIdentifier(in->name()))
-        add({}, "graph @" + g.name() + " has an invalid input name '%" + in->name() + "'");
+        add(graphLoc(g), "graph @" + g.name() + " has an invalid input name '%" + in->name() + "'");
       else if (!inputNames.insert(in->name()).second)
-        add({}, "graph @" + g.name() + " has two inputs named %" + in->name());
+        add(graphLoc(g), "graph @" + g.name() + " has two inputs named %" + in->name());
       defined_.insert(in);
     }
     for (const auto &op : g.ops()) {
@@ -104,13 +124,13 @@ private:
     for (size_t i = 0; i < g.outputs().size(); ++i) {
       std::string problem = useProblem(g.outputs()[i], g);
       if (!problem.empty())
-        add({}, "output " + std::to_string(i) + " of graph @" + g.name() + " " + problem);
+        add(graphLoc(g), "output " + std::to_string(i) + " of graph @" + g.name() + " " + problem);
     }
   }
 
   void checkOp(const Op &op, const Graph &g) {
     const OpDef &def = op.def();
-    SourceLoc loc = firstLoc(op.loc());
+    SourceLoc loc = opLoc(op);
     std::string where = " (in graph @" + g.name() + ")";
     std::string what = "'" + def.name + "'";
     bool sound = true;
@@ -173,15 +193,17 @@ private:
   }
 
   // Adds a note pointing at where operand `index` was defined, when known.
-  static void blameNote(Diagnostic &d, const Value *v, int index) {
+  void blameNote(Diagnostic &d, const Value *v, int index) const {
     std::string text = "operand " + std::to_string(index) + " has type " + v->type().str();
-    if (v->kind() == Value::Kind::Result && v->definingOp() && v->definingOp()->loc().known())
-      d.note(firstLoc(v->definingOp()->loc()), text + ", produced here");
-    else if (v->kind() == Value::Kind::Param && v->param() && v->param()->loc.known())
-      d.note(firstLoc(v->param()->loc), text + ", declared here");
+    if (v->kind() == Value::Kind::Result && v->definingOp()) {
+      if (SourceLoc l = opLoc(*v->definingOp()); l.known()) d.note(l, text + ", produced here");
+    } else if (v->kind() == Value::Kind::Param && v->param()) {
+      if (SourceLoc l = paramLoc(*v->param()); l.known()) d.note(l, text + ", declared here");
+    }
   }
 
   const Module &m_;
+  const TextPositions *positions_;
   std::vector<Diagnostic> diags_;
   std::set<const Value *> paramValues_;
   // Values usable at the current point of the current graph (membership
@@ -191,6 +213,8 @@ private:
 
 } // namespace
 
-std::vector<Diagnostic> verifyModule(const Module &m) { return Verifier(m).run(); }
+std::vector<Diagnostic> verifyModule(const Module &m, const TextPositions *positions) {
+  return Verifier(m, positions).run();
+}
 
 } // namespace dtnn::ir

@@ -11,6 +11,8 @@
 namespace dtnn::ir {
 
 // Returns one diagnostic per problem found (empty when the module is valid).
-std::vector<Diagnostic> verifyModule(const Module &m);
+// Problems with IR that has no loc(...) point at `positions` when given: the
+// place in the .dtir text the module was read from.
+std::vector<Diagnostic> verifyModule(const Module &m, const TextPositions *positions = nullptr);
 
 } // namespace dtnn::ir

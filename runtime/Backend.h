@@ -49,6 +49,9 @@ public:
 
   // Device memory, zero-filled on allocation; host memory for CPU backends.
   virtual void *allocate(size_t bytes) = 0;
+  // Bytes of memory the backend allocates from (host or device), or 0 when
+  // unknown; runs that would need more are refused before they start.
+  virtual uint64_t memoryBytes() const { return 0; }
   virtual void release(void *p) = 0;
   virtual void copyToDevice(void *dst, const void *src, size_t bytes) = 0;
   virtual void copyToHost(void *dst, const void *src, size_t bytes) = 0;

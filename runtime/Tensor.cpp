@@ -1,9 +1,10 @@
 #include "runtime/Tensor.h"
 
+#include "runtime/HostMemory.h"
+
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 namespace dtnn::runtime {
 
@@ -19,12 +20,7 @@ size_t byteSize(const ir::TensorType &t) {
 void Tensor::Free::operator()(void *p) const { std::free(p); }
 
 Tensor::Tensor(ir::TensorType type) : type_(std::move(type)) {
-  size_t n = byteSize(type_);
-  size_t rounded = (n + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, rounded ? rounded : 64);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, rounded ? rounded : 64);
-  data_.reset(p);
+  data_.reset(allocateHostZeroed(byteSize(type_)));
 }
 
 Tensor::Tensor(const Tensor &o) : Tensor(o.type_) {

@@ -1,6 +1,7 @@
 #include "runtime/Trainer.h"
 
 #include "runtime/Executor.h"
+#include "runtime/HostMemory.h"
 #include "runtime/Report.h"
 #include "runtime/TrainState.h"
 
@@ -20,17 +21,26 @@ double nowSeconds() {
 }
 
 // Plans and executors of one graph, one per batch size met (the last batch
-// of an epoch may be smaller).
+// of an epoch may be smaller). `held` counts the backend memory in use, the
+// parameters and the arenas of every plan built, and is shared by the
+// runners of a session, so a plan that would not fit is refused before its
+// arena is allocated.
 class StepRunner {
 public:
-  StepRunner(const ir::Graph &g, ParamStore &store, Backend &backend)
-      : g_(g), store_(store), backend_(backend) {}
+  StepRunner(const ir::Graph &g, ParamStore &store, Backend &backend, uint64_t &held)
+      : g_(g), store_(store), backend_(backend), held_(held) {}
 
   Expected<Executor *> get(int64_t batch) {
     auto it = byBatch_.find(batch);
     if (it != byBatch_.end()) return it->second.ex.get();
     auto plan = buildPlan(g_, batch, backend_);
     if (!plan) return plan.takeError();
+    if (Error e = checkFits(held_ + plan->arenaBytes, backend_.memoryBytes(),
+                            "at batch " + std::to_string(batch) + ", the values of @" +
+                                g_.name() + " and the parameters need",
+                            "the " + std::string(backend_.name()) + " backend"))
+      return Error::make(e.message() + "; use a smaller batch");
+    held_ += plan->arenaBytes;
     Entry &e = byBatch_[batch];
     e.plan = std::make_unique<Plan>(std::move(*plan));
     e.ex = std::make_unique<Executor>(*e.plan, store_, backend_);
@@ -45,6 +55,7 @@ private:
   const ir::Graph &g_;
   ParamStore &store_;
   Backend &backend_;
+  uint64_t &held_;
   std::map<int64_t, Entry> byBatch_;
 };
 
@@ -122,6 +133,7 @@ private:
 
   const ir::Graph *fwd_ = nullptr, *train_ = nullptr, *eval_ = nullptr;
   std::unique_ptr<ParamStore> store_;
+  uint64_t heldBytes_ = 0; // backend memory in use: parameters and plan arenas
   std::unique_ptr<StepRunner> trainRunner_, evalRunner_;
   DataSplits data_;
   std::string dataName_; // the data source, for messages
@@ -160,7 +172,10 @@ Error Session::checkData(const Dataset &d, const std::string &which) {
   std::vector<int64_t> want(in.dims.begin() + 1, in.dims.end());
   if (d.sampleShape != want) {
     std::string got;
-    for (int64_t x : d.sampleShape) got += (got.empty() ? "" : "x") + std::to_string(x);
+    for (int64_t x : d.sampleShape) {
+      if (!got.empty()) got += 'x';
+      got += std::to_string(x);
+    }
     return Error::make(dataName_ + ": " + which + " images are " + got +
                        ", but model '" + fwd_->name() + "' takes " + in.str());
   }
@@ -275,13 +290,20 @@ Error Session::setUp() {
     early_ = *es;
   }
   if (Error e = checkSaveFolder()) return e;
+  uint64_t paramBytes = 0;
+  for (const auto &p : m_.params()) paramBytes += byteSize(p->type);
+  if (Error e = checkFits(paramBytes, backend_.memoryBytes(),
+                          "the parameters and optimizer state of model '" + fwd_->name() + "' need",
+                          "the " + std::string(backend_.name()) + " backend"))
+    return e;
+  heldBytes_ = paramBytes;
   if (Error e = loadData()) return e;
   store_ = std::make_unique<ParamStore>(m_, backend_);
   if (Error e = initializeParams(*store_, s_.seed)) return e;
   if (!o_.resumePath.empty())
     if (Error e = resume()) return e;
-  trainRunner_ = std::make_unique<StepRunner>(*train_, *store_, backend_);
-  evalRunner_ = std::make_unique<StepRunner>(*eval_, *store_, backend_);
+  trainRunner_ = std::make_unique<StepRunner>(*train_, *store_, backend_, heldBytes_);
+  evalRunner_ = std::make_unique<StepRunner>(*eval_, *store_, backend_, heldBytes_);
   return Error::success();
 }
 

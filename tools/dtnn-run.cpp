@@ -12,6 +12,7 @@
 
 #include <charconv>
 #include <iostream>
+#include <new>
 
 using namespace dtnn;
 
@@ -98,9 +99,8 @@ std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
   return "";
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+// Everything but the last-resort handling of main.
+int run(int argc, char **argv) {
   std::vector<std::string> argvec(argv + 1, argv + argc);
   std::string err;
   auto args = cli::parseArgs(argvec, kOptions, err);
@@ -165,4 +165,19 @@ int main(int argc, char **argv) {
   ro.progressBar = !args->has("no-progress") && isatty(STDOUT_FILENO);
   return static_cast<int>(
       runtime::train(*module, *settings, ro, **backend, std::cout, std::cerr));
+}
+
+} // namespace
+
+// Runs that would not fit in the backend's memory are refused before they
+// start; an allocation that fails anyway (data sets, host copies) ends the
+// run with a message instead of an abort.
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::cout << std::flush;
+    std::cerr << "dtnn-run: error: out of memory\n";
+    return kInputError;
+  }
 }

@@ -201,10 +201,11 @@ int cmdOpt(const std::vector<std::string> &argv) {
     diags.error({path, 0, 0}, "cannot read '" + path + "'");
     return kInputError;
   }
-  auto module = ir::parseModule(text.str(), path, sm, diags);
+  ir::TextPositions positions;
+  auto module = ir::parseModule(text.str(), path, sm, diags, &positions);
   if (!module) return kInputError;
   if (!args->has("no-verify-input")) {
-    for (const Diagnostic &d : ir::verifyModule(*module)) diags.report(d);
+    for (const Diagnostic &d : ir::verifyModule(*module, &positions)) diags.report(d);
     if (diags.hasErrors()) return kInputError;
   }
   std::ostringstream out;

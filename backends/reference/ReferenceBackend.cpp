@@ -1,13 +1,13 @@
 #include "backends/reference/ReferenceBackend.h"
 
 #include "backends/reference/KernelTable.h"
+#include "runtime/HostMemory.h"
 
 #include <omp.h>
 
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 namespace dtnn::reference {
 
@@ -66,14 +66,8 @@ public:
     return std::unique_ptr<runtime::Kernel>(new FnKernel(*fn));
   }
 
-  void *allocate(size_t bytes) override {
-    size_t rounded = (bytes + 63) / 64 * 64;
-    if (rounded == 0) rounded = 64;
-    void *p = std::aligned_alloc(64, rounded);
-    if (!p) throw std::bad_alloc();
-    std::memset(p, 0, rounded);
-    return p;
-  }
+  void *allocate(size_t bytes) override { return runtime::allocateHostZeroed(bytes); }
+  uint64_t memoryBytes() const override { return runtime::hostMemoryBytes(); }
   void release(void *p) override { std::free(p); }
   void copyToDevice(void *dst, const void *src, size_t bytes) override {
     std::memcpy(dst, src, bytes);

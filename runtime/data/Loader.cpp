@@ -11,6 +11,7 @@
 #include <cassert>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace dtnn {
 namespace {
@@ -95,7 +96,13 @@ bool BatchLoader::next(Batch &out) {
   if (!worker_.joinable())
     startWorker();
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return !queue_.empty(); });
+  changed_.wait(lock, [&] { return !queue_.empty() || failure_; });
+  if (queue_.empty()) {
+    std::exception_ptr failure = std::exchange(failure_, nullptr);
+    lock.unlock();
+    stopWorker();
+    std::rethrow_exception(failure);
+  }
   out = std::move(queue_.front());
   queue_.pop_front();
   ++nextBatch_;
@@ -153,6 +160,7 @@ void BatchLoader::stopWorker() {
   changed_.notify_all();
   worker_.join();
   queue_.clear();
+  failure_ = nullptr;
 }
 
 void BatchLoader::work(int64_t first) {
@@ -164,7 +172,14 @@ void BatchLoader::work(int64_t first) {
         return;
     }
     Batch batch;
-    makeBatch(b, batch);
+    try {
+      makeBatch(b, batch);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failure_ = std::current_exception();
+      changed_.notify_all();
+      return;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (stop_)
       return;

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -53,6 +54,8 @@ public:
   // epoch e gives the same order as getting there from epoch 0.
   void startEpoch(int64_t epoch);
   // Fills out with the next batch and returns true, or returns false at the end of the epoch.
+  // What preparing the batch throws (std::bad_alloc) is rethrown here, also from the prefetch
+  // thread.
   bool next(Batch &out);
   // Number of batches in one epoch.
   int64_t batchesPerEpoch() const;
@@ -84,6 +87,7 @@ private:
   std::condition_variable changed_;
   std::deque<Batch> queue_;  // Prepared batches, at most two.
   bool stop_ = false;        // Tells the worker to quit.
+  std::exception_ptr failure_;  // What the worker threw (out of memory); next() rethrows it.
 };
 
 // Splits samples 0..count-1 into {train, validation}: validation is the first

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -262,6 +263,24 @@ TEST(LoaderTest, DestructionMidEpochDoesNotHang) {
     ASSERT_TRUE(loader.next(batch));
     loader.startEpoch(1); // Restarting mid-epoch stops the old worker too.
     ASSERT_TRUE(loader.next(batch));
+  }
+}
+
+// A batch too large to allocate: the failure reaches the caller of next()
+// from the prefetch thread too, instead of ending the process, and the
+// loader can still be restarted and destroyed.
+TEST(LoaderTest, FailureToPrepareABatchReachesTheCaller) {
+  Dataset data;
+  data.count = 2;
+  data.sampleShape = {int64_t(1) << 50}; // 4 PiB of floats per sample: no system has them.
+  data.labels = {0, 1};
+  data.numClasses = 2;
+  for (bool prefetch : {false, true}) {
+    BatchLoader loader(data, {}, options(1, false, 1, prefetch));
+    Batch batch;
+    EXPECT_THROW(loader.next(batch), std::bad_alloc) << "prefetch " << prefetch;
+    loader.startEpoch(1);
+    EXPECT_THROW(loader.next(batch), std::bad_alloc) << "prefetch " << prefetch;
   }
 }
 
