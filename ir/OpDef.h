@@ -26,6 +26,10 @@ struct OperandSpec {
   enum Arity { Required, Optional, Variadic };
   std::string name;
   Arity arity = Required;
+  // Updated in place by the op (the parameter and state of an update op):
+  // the verifier requires a module parameter or buffer there that no other
+  // operand of the op also passes.
+  bool written = false;
 };
 
 struct AttrSpec {
@@ -139,6 +143,10 @@ struct OpDef {
   // The operand count range this op accepts.
   unsigned minOperands() const;
   unsigned maxOperands() const; // UINT_MAX when variadic
+  // The spec of each of `n` operands, n in the accepted range: optional
+  // operands are present in order (the first n - minOperands() of them), a
+  // variadic one takes the rest.
+  std::vector<const OperandSpec *> operandSpecs(size_t n) const;
 };
 
 } // namespace dtnn::ir

@@ -37,6 +37,21 @@ unsigned OpDef::maxOperands() const {
   return n;
 }
 
+std::vector<const OperandSpec *> OpDef::operandSpecs(size_t n) const {
+  assert(n >= minOperands() && n <= maxOperands() && "operand count out of range");
+  std::vector<const OperandSpec *> specs;
+  size_t optionalLeft = n - minOperands();
+  for (const auto &o : operands) {
+    if (o.arity == OperandSpec::Optional && optionalLeft == 0) continue;
+    if (o.arity == OperandSpec::Optional) --optionalLeft;
+    if (o.arity == OperandSpec::Variadic)
+      while (specs.size() < n) specs.push_back(&o);
+    else
+      specs.push_back(&o);
+  }
+  return specs;
+}
+
 const OpTable &OpTable::get() {
   static const OpTable table = [] {
     OpTable t;

@@ -152,6 +152,7 @@ private:
       add(loc, "operand " + std::to_string(i) + " of " + what + " " + problem + where);
       sound = false;
     }
+    if (sound && !checkWritten(op, loc, what, where)) sound = false;
 
     for (const auto &[name, value] : op.attrs().entries())
       if (!def.findAttr(name)) add(loc, what + " has no attribute '" + name + "'" + where);
@@ -190,6 +191,39 @@ private:
       add(loc, which + " type " + have.str() + " of " + what + " does not match the inferred " +
                    ctx.results[i].str() + where);
     }
+  }
+
+  // Operands the op updates in place must be parameters or buffers that no
+  // other operand of the op passes: anything else would change a value
+  // other ops see as immutable. Returns false after reporting a problem.
+  bool checkWritten(const Op &op, const SourceLoc &loc, const std::string &what,
+                    const std::string &where) {
+    const std::vector<Value *> &vals = op.operands();
+    std::vector<const OperandSpec *> specs = op.def().operandSpecs(vals.size());
+    auto name = [&](size_t i) {
+      return "operand " + std::to_string(i) + " (" + specs[i]->name + ")";
+    };
+    bool ok = true;
+    for (size_t i = 0; i < vals.size(); ++i) {
+      if (!specs[i]->written) continue;
+      const Value *v = vals[i];
+      if (v->kind() != Value::Kind::Param) {
+        std::string got = v->kind() == Value::Kind::Input
+                              ? "input %" + v->name()
+                              : "a result of '" + v->definingOp()->name() + "'";
+        add(loc, name(i) + " of " + what +
+                     " is updated in place and must be a parameter or buffer, got " + got + where);
+        ok = false;
+        continue;
+      }
+      for (size_t j = 0; j < vals.size(); ++j) {
+        if (j == i || vals[j] != v || (specs[j]->written && j < i)) continue;
+        add(loc, name(i) + " of " + what + " is updated in place, so it may not also be " +
+                     name(j) + where);
+        ok = false;
+      }
+    }
+    return ok;
   }
 
   // Adds a note pointing at where operand `index` was defined, when known.

@@ -218,7 +218,11 @@ void registerNormOps(OpTable &t) {
       .name = "batchnorm_train",
       .summary = "Batch normalization with batch statistics; updates the running mean and "
                  "variance in place.",
-      .operands = {{"x"}, {"gamma"}, {"beta"}, {"running_mean"}, {"running_var"}},
+      .operands = {{"x"},
+                   {"gamma"},
+                   {"beta"},
+                   {"running_mean", OperandSpec::Required, true},
+                   {"running_var", OperandSpec::Required, true}},
       .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)},
                 {"momentum", AttrKind::Float, AttrValue(0.1)}},
       .numResults = 3,

@@ -144,6 +144,11 @@ OpDef updateOp(std::string opt, std::string summary, std::vector<OperandSpec> op
 
 AttrSpec floatAttr(std::string name, double v) { return {std::move(name), AttrKind::Float, v}; }
 
+// An operand the update op writes in place: the parameter and each state buffer.
+OperandSpec written(std::string name, OperandSpec::Arity arity = OperandSpec::Required) {
+  return {std::move(name), arity, true};
+}
+
 // The attributes of the Adam family with the given weight decay default.
 std::vector<AttrSpec> adamAttrs(double weightDecay) {
   return {floatAttr("beta1", 0.9), floatAttr("beta2", 0.999), floatAttr("eps", 1e-8),
@@ -172,29 +177,30 @@ void registerOptimizerOps(OpTable &t) {
   // dampening it, so with momentum the step count is an operand too.
   t.add(updateOp("sgd",
                  "SGD step as torch.optim.SGD; step and momentum_buf are present iff momentum > 0.",
-                 {{"param"}, {"grad"}, {"lr"}, {"step", Opt}, {"momentum_buf", Opt}},
+                 {written("param"), {"grad"}, {"lr"}, {"step", Opt}, written("momentum_buf", Opt)},
                  {floatAttr("momentum", 0.0),
                   floatAttr("dampening", 0.0),
                   {"nesterov", AttrKind::Bool, AttrValue(false)},
                   floatAttr("weight_decay", 0.0)},
                  updateShape("sgd", sgdLayout, checkSgd)));
   t.add(updateOp("adam", "Adam step as torch.optim.Adam, weight decay added to the gradient.",
-                 {{"param"}, {"grad"}, {"lr"}, {"step"}, {"m"}, {"v"}}, adamAttrs(0.0),
+                 {written("param"), {"grad"}, {"lr"}, {"step"}, written("m"), written("v")}, adamAttrs(0.0),
                  updateShape("adam", adamLayout, checkAdamFamily)));
   t.add(updateOp("adamw", "AdamW step as torch.optim.AdamW, with decoupled weight decay.",
-                 {{"param"}, {"grad"}, {"lr"}, {"step"}, {"m"}, {"v"}}, adamAttrs(0.01),
+                 {written("param"), {"grad"}, {"lr"}, {"step"}, written("m"), written("v")}, adamAttrs(0.01),
                  updateShape("adamw", adamLayout, checkAdamFamily)));
   t.add(
       updateOp("rmsprop",
                "RMSprop step as torch.optim.RMSprop (not centered); momentum_buf iff momentum > 0.",
-               {{"param"}, {"grad"}, {"lr"}, {"square_avg"}, {"momentum_buf", Opt}},
+               {written("param"), {"grad"}, {"lr"}, written("square_avg"), written("momentum_buf", Opt)},
                {floatAttr("alpha", 0.99), floatAttr("eps", 1e-8), floatAttr("weight_decay", 0.0),
                 floatAttr("momentum", 0.0)},
                updateShape("rmsprop", rmspropLayout, checkRmsprop)));
   std::vector<AttrSpec> nadamAttrs = adamAttrs(0.0);
   nadamAttrs.push_back(floatAttr("momentum_decay", 0.004));
   t.add(updateOp("nadam", "NAdam step as torch.optim.NAdam; mu_product is a scalar starting at 1.",
-                 {{"param"}, {"grad"}, {"lr"}, {"step"}, {"m"}, {"v"}, {"mu_product"}},
+                 {written("param"), {"grad"}, {"lr"}, {"step"}, written("m"), written("v"),
+                  written("mu_product")},
                  std::move(nadamAttrs), updateShape("nadam", nadamLayout, checkNadam)));
 }
 

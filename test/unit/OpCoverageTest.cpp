@@ -58,5 +58,37 @@ TEST(OpCoverage, UpdatesHaveSideEffectsAndNoResults) {
   EXPECT_EQ(updates, 5); // sgd, adam, adamw, rmsprop, nadam
 }
 
+// An op that updates an operand in place must have side effects, or dead code
+// elimination and CSE could drop or merge it; every update op writes its
+// parameter.
+TEST(OpCoverage, OpsThatWriteInPlaceHaveSideEffects) {
+  for (const ir::OpDef *def : ir::OpTable::get().all()) {
+    bool writes = false;
+    for (const ir::OperandSpec &o : def->operands) writes |= o.written;
+    if (writes) {
+      EXPECT_TRUE(def->hasSideEffects) << def->name;
+    }
+    if (endsWith(def->name, "_update")) {
+      EXPECT_TRUE(writes && def->operands[0].written) << def->name;
+    }
+  }
+}
+
+TEST(OpCoverage, OperandSpecsFillOptionalsInOrderAndVariadicsWithTheRest) {
+  auto names = [](const std::string &op, size_t n) {
+    std::string s;
+    for (const ir::OperandSpec *o : ir::OpTable::get().lookup(op)->operandSpecs(n))
+      s += (s.empty() ? "" : ",") + o->name + (o->written ? "!" : "");
+    return s;
+  };
+  EXPECT_EQ(names("sgd_update", 3), "param!,grad,lr");
+  EXPECT_EQ(names("sgd_update", 4), "param!,grad,lr,step");
+  EXPECT_EQ(names("sgd_update", 5), "param!,grad,lr,step,momentum_buf!");
+  EXPECT_EQ(names("rmsprop_update", 4), "param!,grad,lr,square_avg!");
+  EXPECT_EQ(names("rmsprop_update", 5), "param!,grad,lr,square_avg!,momentum_buf!");
+  EXPECT_EQ(names("concat", 3), "inputs,inputs,inputs");
+  EXPECT_EQ(names("relu", 1), "x");
+}
+
 } // namespace
 } // namespace dtnn
