@@ -138,15 +138,22 @@ struct OpDef {
   // graph's input of the same name (`step`); its first result stands for
   // this op's result. Empty: the op is the same in training.
   std::string trainForm;
+  // Optional: which declared operand each of n operands is, when that
+  // depends on the attributes (the state buffers of an update op follow its
+  // options). Returns an empty list when n does not fit the attributes.
+  std::function<std::vector<const OperandSpec *>(const OpDef &self, const AttrMap &attrs,
+                                                 size_t n)>
+      bindOperands;
 
   const AttrSpec *findAttr(const std::string &n) const;
   // The operand count range this op accepts.
   unsigned minOperands() const;
   unsigned maxOperands() const; // UINT_MAX when variadic
-  // The spec of each of `n` operands, n in the accepted range: optional
-  // operands are present in order (the first n - minOperands() of them), a
-  // variadic one takes the rest.
-  std::vector<const OperandSpec *> operandSpecs(size_t n) const;
+  // The spec of each of `n` operands, n in the accepted range: the one
+  // bindOperands gives for these attributes, else optional operands present
+  // in order (the first n - minOperands() of them) and a variadic one taking
+  // the rest.
+  std::vector<const OperandSpec *> operandSpecs(size_t n, const AttrMap &attrs = {}) const;
 };
 
 } // namespace dtnn::ir

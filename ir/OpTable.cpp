@@ -1,5 +1,7 @@
 #include "ir/OpTable.h"
 
+#include "ir/IR.h"
+
 #include <cassert>
 #include <climits>
 
@@ -37,9 +39,16 @@ unsigned OpDef::maxOperands() const {
   return n;
 }
 
-std::vector<const OperandSpec *> OpDef::operandSpecs(size_t n) const {
+std::vector<const OperandSpec *> OpDef::operandSpecs(size_t n, const AttrMap &attrs) const {
   assert(n >= minOperands() && n <= maxOperands() && "operand count out of range");
   std::vector<const OperandSpec *> specs;
+  if (bindOperands) {
+    AttrMap full = attrs;
+    fillDefaultAttrs(*this, full);
+    specs = bindOperands(*this, full, n);
+    if (specs.size() == n) return specs;
+    specs.clear();
+  }
   size_t optionalLeft = n - minOperands();
   for (const auto &o : operands) {
     if (o.arity == OperandSpec::Optional && optionalLeft == 0) continue;

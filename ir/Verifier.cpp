@@ -199,7 +199,7 @@ private:
   bool checkWritten(const Op &op, const SourceLoc &loc, const std::string &what,
                     const std::string &where) {
     const std::vector<Value *> &vals = op.operands();
-    std::vector<const OperandSpec *> specs = op.def().operandSpecs(vals.size());
+    std::vector<const OperandSpec *> specs = op.def().operandSpecs(vals.size(), op.attrs());
     auto name = [&](size_t i) {
       return "operand " + std::to_string(i) + " (" + specs[i]->name + ")";
     };

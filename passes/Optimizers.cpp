@@ -3,13 +3,16 @@
 // kinds and defaults come from that entry), and its shape rule checks their
 // values, so settings read here and update ops written by hand in IR text
 // are held to the same rules. This file adds what the op table cannot know:
-// the state buffers each optimizer keeps per parameter.
+// the names and initial values of the state buffers each optimizer keeps per
+// parameter. Which buffers an update takes comes from the op's entry too.
 #include "passes/Optimizers.h"
 
 #include "ir/Diagnostics.h"
 #include "ir/OpTable.h"
 
 #include <algorithm>
+#include <cassert>
+#include <map>
 
 namespace dtnn::passes {
 
@@ -23,25 +26,46 @@ struct StateBuffer {
   bool scalar = false;
 };
 
-std::vector<StateBuffer> stateBuffers(const OptimizerSpec &spec) {
-  const std::string &n = spec.name;
-  if (n == "sgd") {
-    if (spec.args.getFloat("momentum") == 0) return {};
-    return {{"momentum", "zeros"}};
-  }
-  if (n == "adam" || n == "adamw") return {{"adam_m", "zeros"}, {"adam_v", "zeros"}};
-  if (n == "rmsprop") {
-    if (spec.args.getFloat("momentum") == 0) return {{"square_avg", "zeros"}};
-    return {{"square_avg", "zeros"}, {"momentum", "zeros"}};
-  }
-  return {{"adam_m", "zeros"}, {"adam_v", "zeros"}, {"mu_product", "ones", true}};
+// The buffer kept for each state operand of the update ops, by operand name.
+const std::map<std::string, StateBuffer> &bufferOfState() {
+  static const std::map<std::string, StateBuffer> table = {
+      {"momentum_buf", {"momentum", "zeros"}}, {"m", {"adam_m", "zeros"}},
+      {"v", {"adam_v", "zeros"}},              {"max_v", {"adam_max_v", "zeros"}},
+      {"square_avg", {"square_avg", "zeros"}}, {"grad_avg", {"grad_avg", "zeros"}},
+      {"mu_product", {"mu_product", "ones", true}},
+  };
+  return table;
 }
 
-// Whether the update op takes the step count; SGD needs it for the first
-// step of its momentum buffer.
+// The operands the update op of `spec` takes with its attributes, as its
+// entry binds them.
+std::vector<const ir::OperandSpec *> updateOperands(const OptimizerSpec &spec) {
+  const ir::OpDef *def = ir::OpTable::get().lookup(spec.name + "_update");
+  if (!def || !def->bindOperands) return {};
+  for (size_t n = def->minOperands(); n <= def->maxOperands(); ++n)
+    if (auto specs = def->bindOperands(*def, spec.args, n); specs.size() == n) return specs;
+  return {};
+}
+
+// The state buffers of the update, in operand order.
+std::vector<StateBuffer> stateBuffers(const OptimizerSpec &spec) {
+  std::vector<StateBuffer> buffers;
+  std::vector<const ir::OperandSpec *> operands = updateOperands(spec);
+  for (size_t i = 1; i < operands.size(); ++i) {
+    if (!operands[i]->written) continue;
+    auto it = bufferOfState().find(operands[i]->name);
+    assert(it != bufferOfState().end() && "state operand without a buffer name");
+    buffers.push_back(it->second);
+  }
+  return buffers;
+}
+
+// Whether the update op takes the step count (SGD with momentum needs it for
+// the first step of its momentum buffer).
 bool takesStep(const OptimizerSpec &spec) {
-  if (spec.name == "sgd") return spec.args.getFloat("momentum") != 0;
-  return spec.name != "rmsprop";
+  for (const ir::OperandSpec *o : updateOperands(spec))
+    if (o->name == "step") return true;
+  return false;
 }
 
 bool isAdamFamily(const std::string &name) {

@@ -32,7 +32,8 @@ std::vector<std::string> optimizerNames();
 
 // Appends the update of `param` through `b`: creates its state buffers in `m`
 // as non-trainable parameters named `<param>.<state>` (momentum, adam_m,
-// adam_v, square_avg, mu_product; zeros, mu_product ones), reusing ones that
+// adam_v, adam_max_v, square_avg, grad_avg, mu_product; zeros, mu_product
+// ones), reusing ones that
 // exist with the same type and initializer, then the update op. `step` may be
 // null for optimizers that do not use it.
 Error emitUpdate(ir::Module &m, ir::Builder &b, const OptimizerSpec &spec, ir::Param &param,

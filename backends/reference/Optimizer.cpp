@@ -56,12 +56,14 @@ template <typename T> void sgdUpdate(const KernelArgs &a) {
 }
 
 // The Adam and AdamW update after any decoupled decay: moments, bias
-// corrections, then p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
+// corrections, then p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps); with
+// amsgrad, max_v = max(max_v, v) takes v's place in the denominator.
 template <typename T> void adamCore(const KernelArgs &a, double l2) {
   T *p = a.in[0].as<T>();
   const T *g = a.in[1].as<T>();
   T *m = a.in[4].as<T>();
   T *v = a.in[5].as<T>();
+  T *maxV = a.op.attrs().getBool("amsgrad") ? a.in[6].as<T>() : nullptr;
   int64_t n = a.in[0].numel();
   double lr = readScalar(a.in[2]), step = readScalar(a.in[3]);
   double beta1 = attr(a, "beta1"), beta2 = attr(a, "beta2");
@@ -74,7 +76,9 @@ template <typename T> void adamCore(const KernelArgs &a, double l2) {
     T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
     m[i] = b1 * m[i] + c1 * gi;
     v[i] = b2 * v[i] + c2 * gi * gi;
-    p[i] -= stepSize * (m[i] / (std::sqrt(v[i]) / bc2Sqrt + eps));
+    T second = v[i];
+    if (maxV) second = maxV[i] = std::max(maxV[i], v[i]);
+    p[i] -= stepSize * (m[i] / (std::sqrt(second) / bc2Sqrt + eps));
   });
 }
 
@@ -92,14 +96,18 @@ template <typename T> void adamwUpdate(const KernelArgs &a) {
   adamCore<T>(a, 0);
 }
 
-// rmsprop_update %p, %g, %lr, %square_avg [, %buf] {alpha, eps, weight_decay, momentum}:
-//   g += wd p; sq = alpha sq + (1 - alpha) g^2; avg = sqrt(sq) + eps;
+// rmsprop_update %p, %g, %lr, %square_avg [, %buf] [, %grad_avg]
+//     {alpha, eps, weight_decay, momentum, centered}:
+//   g += wd p; sq = alpha sq + (1 - alpha) g^2; avg = sqrt(sq) + eps, or when
+//   centered ga = alpha ga + (1 - alpha) g, avg = sqrt(sq - ga^2) + eps;
 //   with momentum: buf = momentum buf + g / avg, p -= lr buf; else p -= lr g / avg.
 template <typename T> void rmspropUpdate(const KernelArgs &a) {
   T *p = a.in[0].as<T>();
   const T *g = a.in[1].as<T>();
   T *sq = a.in[3].as<T>();
-  T *buf = a.in.size() > 4 ? a.in[4].as<T>() : nullptr;
+  size_t next = 4;
+  T *buf = attr(a, "momentum") != 0 ? a.in[next++].as<T>() : nullptr;
+  T *gradAvg = a.op.attrs().getBool("centered") ? a.in[next].as<T>() : nullptr;
   int64_t n = a.in[0].numel();
   T lr = static_cast<T>(readScalar(a.in[2]));
   double alpha = attr(a, "alpha");
@@ -109,7 +117,13 @@ template <typename T> void rmspropUpdate(const KernelArgs &a) {
   forElements(n, [&](int64_t i) {
     T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
     sq[i] = keep * sq[i] + mix * gi * gi;
-    T avg = std::sqrt(sq[i]) + eps;
+    T avg;
+    if (gradAvg) {
+      gradAvg[i] = gradAvg[i] * keep + mix * gi;
+      avg = std::sqrt(sq[i] - gradAvg[i] * gradAvg[i]) + eps;
+    } else {
+      avg = std::sqrt(sq[i]) + eps;
+    }
     if (buf) {
       buf[i] = momentum * buf[i] + gi / avg;
       p[i] -= lr * buf[i];

@@ -111,10 +111,11 @@ bool checkUpdateOperands(InferCtx &ctx, const std::string &op, const UpdateLayou
   return true;
 }
 
+using LayoutFn = std::function<UpdateLayout(const AttrMap &)>;
+
 // A shape rule from a layout function (the layout may depend on attributes)
 // and the hyperparameter checks.
-ShapeFn updateShape(std::string opt, std::function<UpdateLayout(const AttrMap &)> layout,
-                    HyperCheck check) {
+ShapeFn updateShape(std::string opt, LayoutFn layout, HyperCheck check) {
   return
       [op = opt + "_update", layout = std::move(layout), check = std::move(check)](InferCtx &ctx) {
         if (!check(ctx, op) || !checkUpdateOperands(ctx, op, layout(ctx.attrs))) return false;
@@ -123,9 +124,23 @@ ShapeFn updateShape(std::string opt, std::function<UpdateLayout(const AttrMap &)
       };
 }
 
+// Binds operands to the declared ones by the layout the attributes give.
+std::vector<const OperandSpec *> bindByLayout(const OpDef &def, const UpdateLayout &layout,
+                                              size_t n) {
+  std::vector<std::string> names = {"param", "grad", "lr"};
+  if (layout.step) names.push_back("step");
+  names.insert(names.end(), layout.states.begin(), layout.states.end());
+  std::vector<const OperandSpec *> specs;
+  if (names.size() != n) return specs;
+  for (const std::string &name : names)
+    for (const OperandSpec &o : def.operands)
+      if (o.name == name) specs.push_back(&o);
+  return specs;
+}
+
 // An update op's entry.
 OpDef updateOp(std::string opt, std::string summary, std::vector<OperandSpec> operands,
-               std::vector<AttrSpec> attrs, ShapeFn shape) {
+               std::vector<AttrSpec> attrs, LayoutFn layout, HyperCheck check) {
   return {
       .name = opt + "_update",
       .summary = std::move(summary),
@@ -134,11 +149,14 @@ OpDef updateOp(std::string opt, std::string summary, std::vector<OperandSpec> op
       .numResults = 0,
       .fusion = FusionClass::Opaque,
       .hasSideEffects = true,
-      .inferShape = std::move(shape),
+      .inferShape = updateShape(opt, layout, std::move(check)),
       .macs = nullptr,
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = {},
+      .bindOperands = [layout](const OpDef &def, const AttrMap &attrs, size_t n) {
+        return bindByLayout(def, layout(attrs), n);
+      },
   };
 }
 
@@ -149,10 +167,19 @@ OperandSpec written(std::string name, OperandSpec::Arity arity = OperandSpec::Re
   return {std::move(name), arity, true};
 }
 
+AttrSpec boolAttr(std::string name) { return {std::move(name), AttrKind::Bool, AttrValue(false)}; }
+
 // The attributes of the Adam family with the given weight decay default.
 std::vector<AttrSpec> adamAttrs(double weightDecay) {
   return {floatAttr("beta1", 0.9), floatAttr("beta2", 0.999), floatAttr("eps", 1e-8),
           floatAttr("weight_decay", weightDecay)};
+}
+
+// Adam's and AdamW's: the family's, and amsgrad.
+std::vector<AttrSpec> adamAmsgradAttrs(double weightDecay) {
+  std::vector<AttrSpec> attrs = adamAttrs(weightDecay);
+  attrs.push_back(boolAttr("amsgrad"));
+  return attrs;
 }
 
 // The operand layouts of the update ops.
@@ -160,10 +187,15 @@ UpdateLayout sgdLayout(const AttrMap &a) {
   if (a.getFloat("momentum") == 0) return {};
   return {true, {"momentum_buf"}, {}};
 }
-UpdateLayout adamLayout(const AttrMap &) { return {true, {"m", "v"}, {}}; }
+UpdateLayout adamLayout(const AttrMap &a) {
+  if (a.getBool("amsgrad")) return {true, {"m", "v", "max_v"}, {}};
+  return {true, {"m", "v"}, {}};
+}
 UpdateLayout rmspropLayout(const AttrMap &a) {
-  if (a.getFloat("momentum") == 0) return {false, {"square_avg"}, {}};
-  return {false, {"square_avg", "momentum_buf"}, {}};
+  UpdateLayout l{false, {"square_avg"}, {}};
+  if (a.getFloat("momentum") != 0) l.states.push_back("momentum_buf");
+  if (a.getBool("centered")) l.states.push_back("grad_avg");
+  return l;
 }
 UpdateLayout nadamLayout(const AttrMap &) {
   return {true, {"m", "v", "mu_product"}, {"mu_product"}};
@@ -178,30 +210,32 @@ void registerOptimizerOps(OpTable &t) {
   t.add(updateOp("sgd",
                  "SGD step as torch.optim.SGD; step and momentum_buf are present iff momentum > 0.",
                  {written("param"), {"grad"}, {"lr"}, {"step", Opt}, written("momentum_buf", Opt)},
-                 {floatAttr("momentum", 0.0),
-                  floatAttr("dampening", 0.0),
-                  {"nesterov", AttrKind::Bool, AttrValue(false)},
+                 {floatAttr("momentum", 0.0), floatAttr("dampening", 0.0), boolAttr("nesterov"),
                   floatAttr("weight_decay", 0.0)},
-                 updateShape("sgd", sgdLayout, checkSgd)));
-  t.add(updateOp("adam", "Adam step as torch.optim.Adam, weight decay added to the gradient.",
-                 {written("param"), {"grad"}, {"lr"}, {"step"}, written("m"), written("v")}, adamAttrs(0.0),
-                 updateShape("adam", adamLayout, checkAdamFamily)));
-  t.add(updateOp("adamw", "AdamW step as torch.optim.AdamW, with decoupled weight decay.",
-                 {written("param"), {"grad"}, {"lr"}, {"step"}, written("m"), written("v")}, adamAttrs(0.01),
-                 updateShape("adamw", adamLayout, checkAdamFamily)));
-  t.add(
-      updateOp("rmsprop",
-               "RMSprop step as torch.optim.RMSprop (not centered); momentum_buf iff momentum > 0.",
-               {written("param"), {"grad"}, {"lr"}, written("square_avg"), written("momentum_buf", Opt)},
-               {floatAttr("alpha", 0.99), floatAttr("eps", 1e-8), floatAttr("weight_decay", 0.0),
-                floatAttr("momentum", 0.0)},
-               updateShape("rmsprop", rmspropLayout, checkRmsprop)));
+                 sgdLayout, checkSgd));
+  std::vector<OperandSpec> adamOperands = {written("param"), {"grad"},    {"lr"}, {"step"},
+                                           written("m"),     written("v"), written("max_v", Opt)};
+  t.add(updateOp("adam",
+                 "Adam step as torch.optim.Adam, weight decay added to the gradient; max_v "
+                 "(the largest v so far) iff amsgrad.",
+                 adamOperands, adamAmsgradAttrs(0.0), adamLayout, checkAdamFamily));
+  t.add(updateOp("adamw",
+                 "AdamW step as torch.optim.AdamW, with decoupled weight decay; max_v iff amsgrad.",
+                 adamOperands, adamAmsgradAttrs(0.01), adamLayout, checkAdamFamily));
+  t.add(updateOp("rmsprop",
+                 "RMSprop step as torch.optim.RMSprop; momentum_buf iff momentum > 0, grad_avg "
+                 "(the mean gradient) iff centered.",
+                 {written("param"), {"grad"}, {"lr"}, written("square_avg"),
+                  written("momentum_buf", Opt), written("grad_avg", Opt)},
+                 {floatAttr("alpha", 0.99), floatAttr("eps", 1e-8), floatAttr("weight_decay", 0.0),
+                  floatAttr("momentum", 0.0), boolAttr("centered")},
+                 rmspropLayout, checkRmsprop));
   std::vector<AttrSpec> nadamAttrs = adamAttrs(0.0);
   nadamAttrs.push_back(floatAttr("momentum_decay", 0.004));
   t.add(updateOp("nadam", "NAdam step as torch.optim.NAdam; mu_product is a scalar starting at 1.",
                  {written("param"), {"grad"}, {"lr"}, {"step"}, written("m"), written("v"),
                   written("mu_product")},
-                 std::move(nadamAttrs), updateShape("nadam", nadamLayout, checkNadam)));
+                 std::move(nadamAttrs), nadamLayout, checkNadam));
 }
 
 } // namespace dtnn::ir

@@ -74,10 +74,13 @@ TEST(OpCoverage, OpsThatWriteInPlaceHaveSideEffects) {
   }
 }
 
-TEST(OpCoverage, OperandSpecsFillOptionalsInOrderAndVariadicsWithTheRest) {
-  auto names = [](const std::string &op, size_t n) {
+// Update ops bind their operands by the layout their attributes give; other
+// ops, and operand counts that do not fit the attributes, fill optional
+// operands in order and variadic ones with the rest.
+TEST(OpCoverage, OperandSpecsFollowTheAttributes) {
+  auto names = [](const std::string &op, size_t n, ir::AttrMap attrs = {}) {
     std::string s;
-    for (const ir::OperandSpec *o : ir::OpTable::get().lookup(op)->operandSpecs(n))
+    for (const ir::OperandSpec *o : ir::OpTable::get().lookup(op)->operandSpecs(n, attrs))
       s += (s.empty() ? "" : ",") + o->name + (o->written ? "!" : "");
     return s;
   };
@@ -86,6 +89,15 @@ TEST(OpCoverage, OperandSpecsFillOptionalsInOrderAndVariadicsWithTheRest) {
   EXPECT_EQ(names("sgd_update", 5), "param!,grad,lr,step,momentum_buf!");
   EXPECT_EQ(names("rmsprop_update", 4), "param!,grad,lr,square_avg!");
   EXPECT_EQ(names("rmsprop_update", 5), "param!,grad,lr,square_avg!,momentum_buf!");
+  ir::AttrMap centered;
+  centered.set("centered", true);
+  EXPECT_EQ(names("rmsprop_update", 5, centered), "param!,grad,lr,square_avg!,grad_avg!");
+  centered.set("momentum", 0.9);
+  EXPECT_EQ(names("rmsprop_update", 6, centered),
+            "param!,grad,lr,square_avg!,momentum_buf!,grad_avg!");
+  ir::AttrMap amsgrad;
+  amsgrad.set("amsgrad", true);
+  EXPECT_EQ(names("adam_update", 7, amsgrad), "param!,grad,lr,step,m!,v!,max_v!");
   EXPECT_EQ(names("concat", 3), "inputs,inputs,inputs");
   EXPECT_EQ(names("relu", 1), "x");
 }

@@ -127,10 +127,10 @@ Vec sgdReference(const SgdArgs &a) {
 // torch.optim.Adam (decoupled = false) or AdamW (decoupled = true).
 struct AdamArgs {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0;
-  bool decoupled = false;
+  bool decoupled = false, amsgrad = false;
 };
 Vec adamReference(const AdamArgs &a) {
-  Vec p = kInitial, m(4, 0.0), v(4, 0.0);
+  Vec p = kInitial, m(4, 0.0), v(4, 0.0), maxV(4, 0.0);
   for (int t = 0; t < 3; ++t) {
     double step = t + 1, lr = kLr[t];
     double bc1 = 1 - std::pow(a.beta1, step), bc2 = 1 - std::pow(a.beta2, step);
@@ -142,24 +142,27 @@ Vec adamReference(const AdamArgs &a) {
         g += a.weightDecay * p[i];
       m[i] = a.beta1 * m[i] + (1 - a.beta1) * g;
       v[i] = a.beta2 * v[i] + (1 - a.beta2) * g * g;
-      double denom = std::sqrt(v[i]) / std::sqrt(bc2) + a.eps;
+      maxV[i] = std::max(maxV[i], v[i]);
+      double denom = std::sqrt(a.amsgrad ? maxV[i] : v[i]) / std::sqrt(bc2) + a.eps;
       p[i] -= lr / bc1 * m[i] / denom;
     }
   }
   return p;
 }
 
-// torch.optim.RMSprop, centered = false.
+// torch.optim.RMSprop.
 struct RmspropArgs {
   double alpha = 0.99, eps = 1e-8, weightDecay = 0, momentum = 0;
+  bool centered = false;
 };
 Vec rmspropReference(const RmspropArgs &a) {
-  Vec p = kInitial, sq(4, 0.0), buf(4, 0.0);
+  Vec p = kInitial, sq(4, 0.0), buf(4, 0.0), gradAvg(4, 0.0);
   for (int t = 0; t < 3; ++t)
     for (int i = 0; i < 4; ++i) {
       double g = kGrads[t][i] + a.weightDecay * p[i];
       sq[i] = a.alpha * sq[i] + (1 - a.alpha) * g * g;
-      double avg = std::sqrt(sq[i]) + a.eps;
+      gradAvg[i] = a.alpha * gradAvg[i] + (1 - a.alpha) * g;
+      double avg = std::sqrt(a.centered ? sq[i] - gradAvg[i] * gradAvg[i] : sq[i]) + a.eps;
       if (a.momentum > 0) {
         buf[i] = a.momentum * buf[i] + g / avg;
         p[i] -= kLr[t] * buf[i];
@@ -267,6 +270,39 @@ TEST(Optimizer, Rmsprop) {
              rmspropReference({.alpha = 0.9, .eps = 1e-4}), kTol, "rmsprop alpha eps");
 }
 
+// beta2 = 0.5 lets v fall between steps, so the largest v differs from v.
+TEST(Optimizer, Amsgrad) {
+  Vec want = adamReference({.beta2 = 0.5, .amsgrad = true});
+  ASSERT_GT(std::abs(want[0] - adamReference({.beta2 = 0.5})[0]), 1e-6)
+      << "the case must exercise the maximum";
+  auto out = runSteps(config("adam", {{"amsgrad", true}, {"beta2", 0.5}}));
+  expectNear(out["w"], want, kTol, "adam amsgrad");
+  EXPECT_EQ(out.count("w.adam_max_v"), 1u);
+  EXPECT_EQ(runSteps(config("adam")).count("w.adam_max_v"), 0u);
+  expectNear(runSteps(config("adamw", {{"amsgrad", true}, {"beta2", 0.5}}))["w"],
+             adamReference({.beta2 = 0.5, .weightDecay = 0.01, .decoupled = true,
+                            .amsgrad = true}),
+             kTol, "adamw amsgrad");
+  expectNear(runSteps(config("adam", {{"amsgrad", true}, {"beta2", 0.5}}), DType::F32)["w"], want,
+             1e-5, "adam amsgrad f32");
+}
+
+TEST(Optimizer, RmspropCentered) {
+  Vec want = rmspropReference({.centered = true});
+  ASSERT_GT(std::abs(want[0] - rmspropReference({})[0]), 1e-6);
+  auto out = runSteps(config("rmsprop", {{"centered", true}}));
+  expectNear(out["w"], want, kTol, "rmsprop centered");
+  EXPECT_EQ(out.count("w.grad_avg"), 1u);
+  EXPECT_EQ(out.count("w.momentum"), 0u);
+  auto both = runSteps(config("rmsprop", {{"centered", true}, {"momentum", 0.9}}));
+  expectNear(both["w"], rmspropReference({.momentum = 0.9, .centered = true}), kTol,
+             "rmsprop centered momentum");
+  EXPECT_EQ(both.count("w.grad_avg") + both.count("w.momentum"), 2u);
+  expectNear(runSteps(config("rmsprop", {{"centered", true}, {"momentum", 0.9}}), DType::F32)["w"],
+             rmspropReference({.momentum = 0.9, .centered = true}), 1e-5,
+             "rmsprop centered f32");
+}
+
 TEST(Optimizer, Nadam) {
   double muProduct = 0;
   Vec want = nadamReference({}, &muProduct);
@@ -342,12 +378,14 @@ TEST(Optimizer, ReadErrors) {
   EXPECT_EQ(readError(config("sgd", {{"momentun", 0.9}})),
             "optimizer sgd has no argument 'momentun'; did you mean 'momentum'? (arguments of "
             "sgd: lr, momentum, dampening, nesterov, weight_decay)");
-  EXPECT_EQ(readError(config("adam", {{"amsgrad", true}})),
-            "optimizer adam has no argument 'amsgrad' (arguments of adam: lr, betas, beta1, "
-            "beta2, eps, weight_decay)");
+  EXPECT_EQ(readError(config("nadam", {{"amsgrad", true}})),
+            "optimizer nadam has no argument 'amsgrad' (arguments of nadam: lr, betas, beta1, "
+            "beta2, eps, weight_decay, momentum_decay)");
+  EXPECT_EQ(readError(config("adam", {{"amsgrad", 1.0}})),
+            "optimizer adam argument 'amsgrad' must be true or false, got 1.0");
   EXPECT_EQ(readError(config("rmsprop", {{"betas", Vec{0.9, 0.99}}})),
             "optimizer rmsprop has no argument 'betas' (arguments of rmsprop: lr, alpha, eps, "
-            "weight_decay, momentum)");
+            "weight_decay, momentum, centered)");
   EXPECT_EQ(readError(config("sgd", {{"nesterov", int64_t{1}}, {"momentum", 0.9}})),
             "optimizer sgd argument 'nesterov' must be true or false, got 1");
   EXPECT_EQ(readError(config("sgd", {{"momentum", std::string("high")}})),
