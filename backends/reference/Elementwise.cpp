@@ -199,8 +199,10 @@ int64_t offsetOf(int64_t idx, const std::vector<ReduceDim> &dims) {
 }
 
 // sum_like: sums x over the dimensions broadcasting added. Each output
-// element (or innermost row of them) sums its inputs in row-major order on
-// one thread, so the result does not depend on the thread count.
+// element sums its inputs in row-major order on one thread, so the result
+// does not depend on the thread count; innermost rows of outputs are split
+// into column blocks so that [N,M] -> [M] (a bias gradient) runs in parallel
+// too.
 template <typename T> void sumLikeKernel(const KernelArgs &a) {
   const T *px = a.in[0].as<T>();
   T *po = a.out[0].as<T>();
@@ -217,20 +219,24 @@ template <typename T> void sumLikeKernel(const KernelArgs &a) {
   for (const ReduceDim &d : dims) (d.reduced ? reduced : kept).push_back(d);
   for (const ReduceDim &d : reduced) red *= d.size;
   int64_t outer = a.out[0].numel() / vec;
-  parallelFor(outer, [&](int64_t o) {
-    int64_t base = offsetOf(o, kept);
-    std::vector<double> acc(vec, 0.0);
+  constexpr int64_t kColumns = 256;
+  int64_t blocks = (vec + kColumns - 1) / kColumns;
+  parallelFor(outer * blocks, [&](int64_t item) {
+    int64_t o = item / blocks, begin = item % blocks * kColumns;
+    int64_t width = std::min(kColumns, vec - begin);
+    int64_t base = offsetOf(o, kept) + begin;
+    std::vector<double> acc(width, 0.0);
     for (int64_t r = 0; r < red; ++r) {
       const T *row = px + base + offsetOf(r, reduced);
       if (vec > 1) {
-        for (int64_t j = 0; j < vec; ++j) acc[j] += static_cast<double>(row[j]);
+        for (int64_t j = 0; j < width; ++j) acc[j] += static_cast<double>(row[j]);
       } else {
         double s = 0;
         for (int64_t j = 0; j < contig; ++j) s += static_cast<double>(row[j]);
         acc[0] += s;
       }
     }
-    for (int64_t j = 0; j < vec; ++j) po[o * vec + j] = static_cast<T>(acc[j]);
+    for (int64_t j = 0; j < width; ++j) po[o * vec + begin + j] = static_cast<T>(acc[j]);
   });
 }
 

@@ -160,6 +160,28 @@ TEST(RefElementwise, SumLikeAlternatingDims) {
                want);
 }
 
+// Rows wider than a column block: [3,600] -> [600] and [2,3,600] -> [2,1,600]
+// are split over blocks of columns (and outer rows), each summed in order.
+TEST(RefElementwise, SumLikeWideRows) {
+  std::vector<double> xs, want(600, 0.0);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 600; ++j) {
+      xs.push_back(i * 1000 + j);
+      want[j] += i * 1000 + j;
+    }
+  expectBinary("sum_like", makeTensor(f64({3, 600}), xs), makeTensor(f64({600}),
+               std::vector<double>(600, 0)), f64({600}), want);
+  std::vector<double> xs2, want2(1200, 0.0);
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 600; ++j) {
+        xs2.push_back(b * 5000 + i * 1000 + j);
+        want2[b * 600 + j] += b * 5000 + i * 1000 + j;
+      }
+  expectBinary("sum_like", makeTensor(f64({2, 3, 600}), xs2),
+               makeTensor(f64({2, 1, 600}), std::vector<double>(1200, 0)), f64({2, 1, 600}), want2);
+}
+
 TEST(RefElementwise, BroadcastLike) {
   auto x = makeTensor(f32({3, 1}), {1, 2, 3});
   auto like = makeTensor(f32({2, 3, 2}), std::vector<double>(12, 0));
