@@ -3,6 +3,7 @@
 #include "ir/Printer.h"
 
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace dtnn::runtime {
@@ -16,6 +17,18 @@ ir::TensorType bindBatch(ir::TensorType t, int64_t batch) {
 }
 
 size_t alignUp(size_t n) { return (n + 63) / 64 * 64; }
+
+// Values and arenas are limited to 2^62 bytes, so that sizes and offsets
+// computed from them never overflow.
+constexpr uint64_t kMaxBytes = uint64_t(1) << 62;
+
+// The storage size of a static type, or nullopt above kMaxBytes.
+std::optional<uint64_t> checkedBytes(const ir::TensorType &t) {
+  uint64_t n = ir::dtypeSize(t.dtype);
+  for (int64_t d : t.dims)
+    if (d < 0 || __builtin_mul_overflow(n, uint64_t(d), &n) || n > kMaxBytes) return std::nullopt;
+  return n;
+}
 
 } // namespace
 
@@ -35,9 +48,13 @@ Expected<Plan> buildPlan(const ir::Graph &g, int64_t batch, Backend &backend) {
     plan.values.push_back(pv);
     return ids[v] = static_cast<int>(plan.values.size() - 1);
   };
+  std::string where = "plan for graph @" + g.name() + " at batch " + std::to_string(batch) + ": ";
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     PlanValue pv;
     pv.type = bindBatch(g.inputs()[i]->type(), batch);
+    if (!checkedBytes(pv.type))
+      return Error::make(where + "input %" + g.inputs()[i]->name() + " " + pv.type.str() +
+                         " takes more than 2^62 bytes");
     pv.storage = PlanValue::Storage::Input;
     pv.input = static_cast<int>(i);
     plan.values.push_back(pv);
@@ -57,14 +74,16 @@ Expected<Plan> buildPlan(const ir::Graph &g, int64_t batch, Backend &backend) {
       inTypes.push_back(plan.values[id].type);
     }
     ir::InferCtx ctx{inTypes, op->attrs(), {}, {}, {}};
-    if (!ir::inferResultTypes(op->def(), ctx))
-      return Error::make("plan for graph @" + g.name() + " at batch " + std::to_string(batch) + ": " +
-                   op->name() + ": " + ctx.error);
+    if (!ir::inferResultTypes(op->def(), ctx)) return Error::make(where + op->name() + ": " + ctx.error);
     for (size_t r = 0; r < op->results().size(); ++r) {
       PlanValue pv;
       pv.type = ctx.results[r];
       pv.offset = plan.arenaBytes;
-      plan.arenaBytes += alignUp(byteSize(pv.type));
+      std::optional<uint64_t> bytes = checkedBytes(pv.type);
+      if (!bytes || plan.arenaBytes + alignUp(*bytes) > kMaxBytes)
+        return Error::make(where + "the values up to the result of '" + op->name() + "' " +
+                           pv.type.str() + " take more than 2^62 bytes");
+      plan.arenaBytes += alignUp(*bytes);
       plan.values.push_back(pv);
       ids[op->result(static_cast<unsigned>(r))] = static_cast<int>(plan.values.size() - 1);
       step.out.push_back(ids[op->result(static_cast<unsigned>(r))]);

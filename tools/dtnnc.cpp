@@ -149,7 +149,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
     char *end = nullptr;
     long long v = std::strtoll(b.c_str(), &end, 10);
     if (b.empty() || *end != '\0' || v < 1 || v > (1LL << 30))
-      return usageError("compile", "--batch expects a positive integer, got '" + b + "'");
+      return usageError("compile", "--batch expects an integer from 1 to 1073741824, got '" + b + "'");
     batch = v;
   }
   SourceManager sm;

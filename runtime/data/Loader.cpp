@@ -112,7 +112,8 @@ bool BatchLoader::next(Batch &out) {
 
 int64_t BatchLoader::batchesPerEpoch() const {
   int64_t n = size();
-  return opts_.dropLast ? n / opts_.batch : (n + opts_.batch - 1) / opts_.batch;
+  // Written so that no batch size, however large, overflows.
+  return n / opts_.batch + (!opts_.dropLast && n % opts_.batch != 0 ? 1 : 0);
 }
 
 int64_t BatchLoader::size() const { return int64_t(indices_.size()); }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -177,6 +178,12 @@ TEST(LoaderTest, PartialLastBatchAndDropLast) {
   EXPECT_EQ(batchSizes(drop), (std::vector<int64_t>{4, 4}));
   BatchLoader exact(data, {}, options(5, true));
   EXPECT_EQ(batchSizes(exact), (std::vector<int64_t>{5, 5}));
+  // Regression: batches larger than the data, up to the largest size, do not overflow.
+  BatchLoader largest(data, {}, options(INT64_MAX, true));
+  EXPECT_EQ(batchSizes(largest), (std::vector<int64_t>{10}));
+  opts.batch = INT64_MAX;
+  BatchLoader largestDropped(data, {}, opts);
+  EXPECT_EQ(largestDropped.batchesPerEpoch(), 0);
 }
 
 TEST(LoaderTest, BatchLayout) {
