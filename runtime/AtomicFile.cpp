@@ -110,12 +110,16 @@ int syncDirectory(const std::string &dir) {
 
 Error writeFileAtomically(const std::string &path, const std::function<bool(std::FILE *)> &write) {
   std::string dir = parentDir(path);
+  // Renaming over a device, a pipe or a directory would replace it (or fail half way):
+  // only regular files are replaced.
+  struct stat old;
+  bool exists = ::stat(path.c_str(), &old) == 0;
+  if (exists && !S_ISREG(old.st_mode))
+    return Error::make(path + ": not a regular file, so it is not replaced");
   Temporary tmp;
   if (int err = tmp.create(dir, baseName(path)))
     return systemError(path, "cannot create a temporary file in '" + dir + "'", err);
-  struct stat old;
-  if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode) &&
-      ::fchmod(tmp.fd(), old.st_mode & 07777) != 0)
+  if (exists && ::fchmod(tmp.fd(), old.st_mode & 07777) != 0)
     return systemError(path, "cannot set the permissions of '" + tmp.name() + "'", errno);
   tmp.setFile(::fdopen(tmp.fd(), "wb"));
   if (!tmp.file())

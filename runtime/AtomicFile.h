@@ -15,7 +15,8 @@ namespace dtnn::runtime {
 // unique name and returns false on failure; the temporary is then flushed, fsync'ed and renamed
 // over path, and the directory is fsync'ed. On any failure the temporary is removed, an
 // existing path is left untouched, and the error names path (and strerror where the system
-// reported one). A replaced file keeps its permission bits.
+// reported one). A replaced file keeps its permission bits. A path that exists but is not a
+// regular file (a device, a pipe, a directory) is refused and left as it is.
 Error writeFileAtomically(const std::string &path, const std::function<bool(std::FILE *)> &write);
 
 // Writes data to path atomically, as above.

@@ -266,6 +266,10 @@ Error Session::checkSaveFolder() const {
   if (!fs::is_directory(folder, ec))
     return Error::make("cannot write checkpoints to '" + folder.string() +
                        "': no such folder (checked before training)");
+  if (!o_.savePath.empty() && fs::exists(o_.savePath, ec) &&
+      !fs::is_regular_file(o_.savePath, ec))
+    return Error::make("cannot write a checkpoint to '" + o_.savePath +
+                       "': not a regular file (checked before training)");
   return Error::success();
 }
 

@@ -256,6 +256,9 @@ Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint
                        (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
                        " (arguments: " + join(src.args) + ")");
   }
+  if (!dir.empty() && *src.defaultDir == '\0')
+    return Error::make("data source '" + spec.name + "' reads no files, so a data folder ('" +
+                       dir + "') does not apply");
   Expected<DataSplits> splits = src.load(src, spec, dir, seed);
   if (splits)
     splits->norm = src.norm;

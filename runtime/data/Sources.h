@@ -30,7 +30,7 @@ struct DataSplits {
 
 // Loads the source spec names. dir overrides the directory of a file-backed source (the
 // `--data DIR` flag of dtnn-run); when empty, the source's `dir` argument or its default is
-// used. seed chooses the synthetic data. Errors name the source, the argument or the file, and
+// used; a source without files refuses it. seed chooses the synthetic data. Errors name the source, the argument or the file, and
 // say how to provide missing files.
 Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint64_t seed);
 

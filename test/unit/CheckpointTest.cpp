@@ -460,7 +460,7 @@ TEST_F(CheckpointTest, FailedSavesLeaveExistingFilesAlone) {
   writeFile(path("adir/inner"), "x");
   e = saveCheckpoint(path("adir"), sampleCheckpoint());
   ASSERT_TRUE(e);
-  EXPECT_EQ(e.message().rfind(path("adir") + ": cannot replace it: ", 0), 0u) << e.message();
+  EXPECT_EQ(e.message(), path("adir") + ": not a regular file, so it is not replaced");
   EXPECT_EQ(readFile(path("adir/inner")), "x");
 
   e = saveCheckpoint(path("nodir/x.safetensors"), sampleCheckpoint());
@@ -527,8 +527,21 @@ TEST_F(AtomicFileTest, ErrorsNameThePathAndTheSystemError) {
   writeFile(path("d/inner"), "x");
   e = writeFileAtomically(path("d"), std::string_view("x"));
   ASSERT_TRUE(e);
-  EXPECT_EQ(e.message().rfind(path("d") + ": cannot replace it: ", 0), 0u) << e.message();
+  EXPECT_EQ(e.message(), path("d") + ": not a regular file, so it is not replaced");
   EXPECT_EQ(listDir(), std::vector<std::string>{"d"});
+}
+
+// Regression: renaming over a device or a pipe replaced it with the file (as root, --save
+// /dev/full replaced the device). Only regular files are replaced.
+TEST_F(AtomicFileTest, RefusesToReplaceWhatIsNotARegularFile) {
+  ASSERT_EQ(::mkfifo(path("pipe").c_str(), 0600), 0);
+  Error e = writeFileAtomically(path("pipe"), std::string_view("x"));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e.message(), path("pipe") + ": not a regular file, so it is not replaced");
+  struct stat st;
+  ASSERT_EQ(::stat(path("pipe").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(listDir(), std::vector<std::string>{"pipe"});
 }
 
 TEST_F(AtomicFileTest, UnwritableDirectoryFailsCleanly) {
