@@ -5,16 +5,13 @@
 #include "frontend/Resolve.h"
 #include "frontend/TrainSection.h"
 #include "ir/OpTable.h"
+#include "ir/SourceFile.h"
 
 #include <pthread.h>
 
-#include <cerrno>
-#include <cstring>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -45,24 +42,12 @@ void runWithLargeStack(const std::function<void()> &fn) {
 // Reads a whole file; reports a diagnostic naming the file on failure.
 bool readFile(const std::string &path, const SourceLoc &from, std::string &text,
               DiagnosticEngine &diags) {
-  std::error_code ec;
-  SourceLoc at = from.known() ? from : SourceLoc{path, 0, 0};
-  if (fs::is_directory(path, ec)) {
-    diags.error(at, "'" + path + "' is a directory, not a .dtnn file");
+  Expected<std::string> read = readSourceFile(path, ".dtnn file");
+  if (!read) {
+    diags.error(from.known() ? from : SourceLoc{path, 0, 0}, read.error().message());
     return false;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error(at, "cannot open '" + path + "': " + std::strerror(errno));
-    return false;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    diags.error(at, "cannot read '" + path + "'");
-    return false;
-  }
-  text = ss.str();
+  text = std::move(*read);
   return true;
 }
 

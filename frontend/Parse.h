@@ -4,6 +4,7 @@
 #pragma once
 
 #include "frontend/AST.h"
+#include "ir/SourceFile.h"
 
 #include <memory>
 #include <string>
@@ -13,7 +14,7 @@ namespace dtnn::frontend {
 // Limits that keep hostile input from exhausting the stack.
 constexpr unsigned kMaxNesting = 256;    // brackets, braces, parentheses
 constexpr unsigned kMaxExprDepth = 1000; // operator chains in one expression
-constexpr size_t kMaxFileBytes = 256u << 20;
+constexpr size_t kMaxFileBytes = kMaxSourceBytes; // what readSourceFile reads at most
 constexpr size_t kMaxTokens = 1'000'000;   // bounds parse time and memory
 
 // Parses `text`, already registered in the source manager under `name`.

@@ -4,6 +4,7 @@
 #include "frontend/Frontend.h"
 #include "ir/OpCatalogue.h"
 #include "ir/Printer.h"
+#include "ir/SourceFile.h"
 #include "ir/Summary.h"
 #include "ir/TextParser.h"
 #include "ir/Verifier.h"
@@ -195,14 +196,13 @@ int cmdOpt(const std::vector<std::string> &argv) {
   const std::string &path = args->positional[0];
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf())) {
-    diags.error({path, 0, 0}, "cannot read '" + path + "'");
+  Expected<std::string> text = readSourceFile(path, ".dtir file");
+  if (!text) {
+    diags.error({path, 0, 0}, text.error().message());
     return kInputError;
   }
   ir::TextPositions positions;
-  auto module = ir::parseModule(text.str(), path, sm, diags, &positions);
+  auto module = ir::parseModule(*text, path, sm, diags, &positions);
   if (!module) return kInputError;
   if (!args->has("no-verify-input")) {
     for (const Diagnostic &d : ir::verifyModule(*module, &positions)) diags.report(d);
