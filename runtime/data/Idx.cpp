@@ -1,9 +1,12 @@
-// IDX reader. Each file is read whole through zlib (which passes plain files through), then
-// the header is checked against the byte count before any data is copied.
+// IDX reader. Each file is read through zlib (which passes plain files through): the header
+// first, then exactly the data it promises, then whatever trails it is counted and refused.
 #include "runtime/data/Idx.h"
+
+#include "runtime/HostMemory.h"
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -12,58 +15,78 @@ namespace {
 
 constexpr int32_t kNumClasses = 10;
 
-// Reads the whole file at path, decompressing it if it is gzipped.
-Expected<std::vector<uint8_t>> readAll(const std::string &path) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (!file)
-    return Error::make(path + ": cannot open file");
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  while (true) {
-    int n = gzread(file, chunk, sizeof(chunk));
-    if (n < 0) {
-      int code = 0;
-      std::string why = gzerror(file, &code);
-      gzclose(file);
-      return Error::make(path + ": corrupt gzip stream (" + why + ")");
-    }
-    if (n == 0)
-      break;
-    bytes.insert(bytes.end(), chunk, chunk + n);
+// A gzip or plain file read through zlib, closed on destruction.
+class GzFile {
+public:
+  explicit GzFile(const std::string &path) : path_(path), file_(gzopen(path.c_str(), "rb")) {}
+  ~GzFile() {
+    if (file_)
+      gzclose(file_);
   }
-  int code = 0;
-  std::string why = gzerror(file, &code);
-  gzclose(file);
-  if (code != Z_OK)
-    return Error::make(path + ": corrupt gzip stream (" + why + ")");
-  return bytes;
+  GzFile(const GzFile &) = delete;
+  GzFile &operator=(const GzFile &) = delete;
+
+  bool isOpen() const { return file_ != nullptr; }
+
+  // Reads up to n bytes into dst (dst may be null to skip them); returns how many were read,
+  // fewer than n only at the end of the data.
+  Expected<uint64_t> read(uint8_t *dst, uint64_t n) {
+    uint8_t scratch[1 << 16];
+    uint64_t done = 0;
+    while (done < n) {
+      unsigned want = unsigned(std::min<uint64_t>(n - done, dst ? 1u << 30 : sizeof(scratch)));
+      int got = gzread(file_, dst ? dst + done : scratch, want);
+      if (got < 0 || (got == 0 && !gzeof(file_)))
+        return corrupt();
+      if (got == 0)
+        break;
+      done += uint64_t(got);
+    }
+    int code = 0;
+    gzerror(file_, &code);
+    if (code != Z_OK)
+      return corrupt();
+    return done;
+  }
+
+private:
+  Error corrupt() {
+    int code = 0;
+    std::string why = gzerror(file_, &code);
+    return Error::make(path_ + ": corrupt gzip stream (" + why + ")");
+  }
+
+  std::string path_;
+  gzFile file_;
+};
+
+// Reads the big-endian u32 at p.
+uint32_t readU32(const uint8_t *p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | uint32_t(p[3]);
 }
 
-// Reads the big-endian u32 at offset.
-uint32_t readU32(const std::vector<uint8_t> &bytes, size_t offset) {
-  return uint32_t(bytes[offset]) << 24 | uint32_t(bytes[offset + 1]) << 16 |
-         uint32_t(bytes[offset + 2]) << 8 | uint32_t(bytes[offset + 3]);
-}
-
-// A parsed IDX file: its dimensions and the byte offset where the data starts.
+// A parsed IDX file: its dimensions and its data bytes.
 struct IdxFile {
-  std::vector<uint8_t> bytes;
   std::vector<uint64_t> dims;
-  size_t dataOffset = 0;
+  std::vector<uint8_t> data;
 };
 
 // Reads path and checks it is a u8 IDX file with numDims dimensions and exactly as many data
-// bytes as the header promises.
+// bytes as the header promises. The header is checked before any data is read, and only the
+// promised bytes are kept, so a small compressed file cannot make the reader take more memory
+// than its header announces, nor more than the machine has.
 Expected<IdxFile> readIdxFile(const std::string &path, uint32_t numDims) {
-  Expected<std::vector<uint8_t>> bytes = readAll(path);
-  if (!bytes)
-    return bytes.takeError();
-  IdxFile idx;
-  idx.bytes = std::move(*bytes);
-  if (idx.bytes.size() < 4)
-    return Error::make(path + ": truncated header (" + std::to_string(idx.bytes.size()) +
-                       " bytes)");
-  uint32_t magic = readU32(idx.bytes, 0);
+  GzFile in(path);
+  if (!in.isOpen())
+    return Error::make(path + ": cannot open file");
+  uint8_t header[4 + 4 * 4];
+  uint64_t headerBytes = 4 + 4 * uint64_t(numDims);
+  Expected<uint64_t> got = in.read(header, headerBytes);
+  if (!got)
+    return got.takeError();
+  if (*got < 4)
+    return Error::make(path + ": truncated header (" + std::to_string(*got) + " bytes)");
+  uint32_t magic = readU32(header);
   if ((magic >> 8) != 0x08) {
     char hex[64];
     std::snprintf(hex, sizeof(hex), "bad magic 0x%08x, expected 0x%08x", magic, 0x800 | numDims);
@@ -72,27 +95,34 @@ Expected<IdxFile> readIdxFile(const std::string &path, uint32_t numDims) {
   if ((magic & 0xff) != numDims)
     return Error::make(path + ": wrong dimension count " + std::to_string(magic & 0xff) +
                        ", expected " + std::to_string(numDims));
-  idx.dataOffset = 4 + 4 * size_t(numDims);
-  if (idx.bytes.size() < idx.dataOffset)
-    return Error::make(path + ": truncated header (" + std::to_string(idx.bytes.size()) +
-                       " bytes)");
-  uint64_t available = idx.bytes.size() - idx.dataOffset;
+  if (*got < headerBytes)
+    return Error::make(path + ": truncated header (" + std::to_string(*got) + " bytes)");
+  IdxFile idx;
   uint64_t expected = 1;
   bool tooBig = false;
   for (uint32_t d = 0; d < numDims; ++d) {
-    uint64_t dim = readU32(idx.bytes, 4 + 4 * d);
+    uint64_t dim = readU32(header + 4 + 4 * d);
     idx.dims.push_back(dim);
-    if (dim != 0 && expected > UINT64_MAX / dim)
-      tooBig = true;
-    else
-      expected *= dim;
+    tooBig = tooBig || __builtin_mul_overflow(expected, dim, &expected);
   }
-  if (tooBig || expected > available)
-    return Error::make(path + ": truncated data: header promises " +
-                       (tooBig ? std::string("more") : std::to_string(expected)) +
-                       " bytes, found " + std::to_string(available));
-  if (expected < available)
-    return Error::make(path + ": " + std::to_string(available - expected) +
+  uint64_t memory = runtime::hostMemoryBytes();
+  if (tooBig || expected > memory)
+    return Error::make(path + ": header promises " +
+                       (tooBig ? std::string("over 2^64") : std::to_string(expected)) +
+                       " bytes of data, more than the " + runtime::formatBytes(memory) +
+                       " of memory");
+  idx.data.resize(expected);
+  got = in.read(idx.data.data(), expected);
+  if (!got)
+    return got.takeError();
+  if (*got < expected)
+    return Error::make(path + ": truncated data: header promises " + std::to_string(expected) +
+                       " bytes, found " + std::to_string(*got));
+  Expected<uint64_t> trailing = in.read(nullptr, UINT64_MAX);
+  if (!trailing)
+    return trailing.takeError();
+  if (*trailing)
+    return Error::make(path + ": " + std::to_string(*trailing) +
                        " bytes of trailing data after the " + std::to_string(expected) +
                        " the header promises");
   return idx;
@@ -114,10 +144,10 @@ Expected<Dataset> readIdx(const std::string &imagesPath, const std::string &labe
   data.count = int64_t(images->dims[0]);
   data.sampleShape = {1, int64_t(images->dims[1]), int64_t(images->dims[2])};
   data.numClasses = kNumClasses;
-  data.pixels.assign(images->bytes.begin() + images->dataOffset, images->bytes.end());
+  data.pixels = std::move(images->data);
   data.labels.reserve(data.count);
   for (int64_t i = 0; i < data.count; ++i) {
-    int32_t label = labels->bytes[labels->dataOffset + i];
+    int32_t label = labels->data[size_t(i)];
     if (label >= kNumClasses)
       return Error::make(labelsPath + ": label " + std::to_string(label) + " at index " +
                          std::to_string(i) + " is out of range 0.." +

@@ -1,5 +1,6 @@
 // Tests of the dataset readers: good reads of small IDX and CIFAR-10 files, plain and gzipped,
 // every error path, and the real Fashion-MNIST test set when it is installed.
+#include "runtime/HostMemory.h"
 #include "runtime/data/Cifar.h"
 #include "runtime/data/Idx.h"
 
@@ -257,6 +258,39 @@ TEST_F(CifarTest, LabelOutOfRange) {
   std::string msg = cifarError({path});
   EXPECT_NE(msg.find(path + ": label 10 at index 1 is out of range 0..9"), std::string::npos)
       << msg;
+}
+
+// Files are read in blocks of records; labels and pixels stay in order across blocks, and an
+// error names the index within the file.
+TEST_F(CifarTest, RecordsAcrossReadBlocks) {
+  Bytes labels(1100);
+  for (size_t r = 0; r < labels.size(); ++r) labels[r] = uint8_t(r % 10);
+  std::string path = write("big.bin", cifarBatch(labels));
+  Expected<Dataset> data = readCifar10({path});
+  ASSERT_TRUE(data) << data.error().message();
+  ASSERT_EQ(data->count, 1100);
+  EXPECT_EQ(data->labels[1050], 0);
+  EXPECT_EQ(data->labels[1099], 9);
+  EXPECT_EQ(data->pixels[1050 * 3072 + 7], uint8_t((1050 + 7) % 256));
+  labels[1050] = 12;
+  path = write("bad-late.bin", cifarBatch(labels));
+  std::string msg = cifarError({path});
+  EXPECT_NE(msg.find(path + ": label 12 at index 1050 is out of range 0..9"), std::string::npos)
+      << msg;
+}
+
+// Regression: files were read whole before their size was looked at. A batch file larger than
+// the machine's memory (a sparse file here) is refused before it is read.
+TEST_F(CifarTest, LargerThanMemory) {
+  std::string path = (dir_ / "sparse.bin").string();
+  uint64_t records = runtime::hostMemoryBytes() / 3073 + 1;
+  std::error_code ec;
+  { std::ofstream touch(path, std::ios::binary); }
+  fs::resize_file(path, records * 3073, ec);
+  ASSERT_FALSE(ec) << "cannot make a sparse file of " << records * 3073 << " bytes: " << ec.message();
+  std::string msg = cifarError({path});
+  EXPECT_NE(msg.find(path + ": the batch files up to this one hold "), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" of memory"), std::string::npos) << msg;
 }
 
 TEST_F(CifarTest, NoFiles) {

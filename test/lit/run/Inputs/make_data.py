@@ -9,6 +9,9 @@ KIND is one of:
   truncated    an image file cut short
   bad-magic    an image file whose magic number is wrong
   no-labels    image files only
+  huge-header  a training image file whose header promises 2^64 - 2^33 + 1 bytes
+  overflow     a training image file whose header promises over 2^64 bytes
+  zeros-bomb   a training image file with 64 MiB of zeros after its data, compressed to 64 KiB
 """
 import gzip
 import os
@@ -34,6 +37,14 @@ def write(path, data, compress=True):
             f.write(data)
 
 
+def write_zeros_bomb(path, data, zeros):
+    with open(path + ".gz", "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(data)
+        chunk = bytes(1 << 20)
+        for _ in range(zeros >> 20):
+            f.write(chunk)
+
+
 def main():
     out, kind = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
@@ -47,7 +58,15 @@ def main():
             images = images[: len(images) // 2]
         if kind == "bad-magic" and prefix == "t10k":
             images = struct.pack(">I", 0x00000802) + images[4:]
-        write(os.path.join(out, prefix + "-images-idx3-ubyte"), images)
+        if kind == "huge-header" and prefix == "train":
+            images = struct.pack(">IIII", 0x00000803, 0xFFFFFFFF, 0xFFFF, 0x10001) + images[16:]
+        if kind == "overflow" and prefix == "train":
+            images = struct.pack(">IIII", 0x00000803, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF) + images[16:]
+        if kind == "zeros-bomb" and prefix == "train":
+            write_zeros_bomb(os.path.join(out, prefix + "-images-idx3-ubyte"), images, 64 << 20)
+            images = None
+        if images is not None:
+            write(os.path.join(out, prefix + "-images-idx3-ubyte"), images)
         if kind != "no-labels":
             write(os.path.join(out, prefix + "-labels-idx1-ubyte"), idx_labels(labels))
 
