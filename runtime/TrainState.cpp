@@ -65,7 +65,8 @@ Expected<std::map<std::string, std::string>> loadTrainState(const std::string &p
     auto it = ck->tensors.find(p->name);
     if (it == ck->tensors.end())
       return Error::make(path + ": checkpoint lacks parameter '" + p->name +
-                         "' (was it saved with another optimizer or model?)");
+                         "' (was it saved with another optimizer, other optimizer settings or "
+                         "another model?)");
     if (it->second.type() != p->type)
       return Error::make(path + ": parameter '" + p->name + "' is " + it->second.type().str() +
                          " in the checkpoint but " + p->type.str() + " in the model");
@@ -73,7 +74,8 @@ Expected<std::map<std::string, std::string>> loadTrainState(const std::string &p
   for (const auto &[name, t] : ck->tensors)
     if (!store.module().findParam(name))
       return Error::make(path + ": checkpoint holds '" + name +
-                         "', which the model does not have (was it saved with another optimizer?)");
+                         "', which the model does not have (was it saved with another optimizer "
+                         "or other optimizer settings?)");
   Progress loaded;
   for (auto [key, field] : {std::pair{"epoch", &loaded.epoch},
                             std::pair{"step_in_epoch", &loaded.stepInEpoch},
