@@ -11,6 +11,12 @@ ParamStore::ParamStore(const ir::Module &m, Backend &backend) : module_(m), back
   }
 }
 
+uint64_t ParamStore::bytesNeeded(const ir::Module &m) {
+  uint64_t bytes = 0;
+  for (const auto &p : m.params()) bytes += byteSize(p->type);
+  return bytes;
+}
+
 ParamStore::~ParamStore() {
   for (auto &[name, v] : storage_) backend_.release(v.data);
 }

@@ -18,6 +18,8 @@ public:
   // Allocates zero-filled storage for every parameter of `m`, whose types
   // must be static.
   ParamStore(const ir::Module &m, Backend &backend);
+  // The bytes the storage of `m`'s parameters and buffers takes.
+  static uint64_t bytesNeeded(const ir::Module &m);
   ~ParamStore();
   ParamStore(const ParamStore &) = delete;
   ParamStore &operator=(const ParamStore &) = delete;

@@ -74,7 +74,8 @@ Expected<Plan> buildPlan(const ir::Graph &g, int64_t batch, Backend &backend) {
       inTypes.push_back(plan.values[id].type);
     }
     ir::InferCtx ctx{inTypes, op->attrs(), {}, {}, {}};
-    if (!ir::inferResultTypes(op->def(), ctx)) return Error::make(where + op->name() + ": " + ctx.error);
+    if (!ir::inferResultTypes(op->def(), ctx))
+      return Error::make(where + op->name() + ": " + ctx.error);
     for (size_t r = 0; r < op->results().size(); ++r) {
       PlanValue pv;
       pv.type = ctx.results[r];

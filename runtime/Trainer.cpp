@@ -20,6 +20,11 @@ double nowSeconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+// Whose memory a size check is about: "the reference backend".
+std::string memoryOwner(const Backend &backend) {
+  return "the " + std::string(backend.name()) + " backend";
+}
+
 // Plans and executors of one graph, one per batch size met (the last batch
 // of an epoch may be smaller). `held` counts the backend memory in use, the
 // parameters and the arenas of every plan built, and is shared by the
@@ -38,7 +43,7 @@ public:
     if (Error e = checkFits(held_ + plan->arenaBytes, backend_.memoryBytes(),
                             "at batch " + std::to_string(batch) + ", the values of @" +
                                 g_.name() + " and the parameters need",
-                            "the " + std::string(backend_.name()) + " backend"))
+                            memoryOwner(backend_)))
       return Error::make(e.message() + "; use a smaller batch");
     held_ += plan->arenaBytes;
     Entry &e = byBatch_[batch];
@@ -294,13 +299,11 @@ Error Session::setUp() {
     early_ = *es;
   }
   if (Error e = checkSaveFolder()) return e;
-  uint64_t paramBytes = 0;
-  for (const auto &p : m_.params()) paramBytes += byteSize(p->type);
-  if (Error e = checkFits(paramBytes, backend_.memoryBytes(),
+  heldBytes_ = ParamStore::bytesNeeded(m_);
+  if (Error e = checkFits(heldBytes_, backend_.memoryBytes(),
                           "the parameters and optimizer state of model '" + fwd_->name() + "' need",
-                          "the " + std::string(backend_.name()) + " backend"))
+                          memoryOwner(backend_)))
     return e;
-  heldBytes_ = paramBytes;
   if (Error e = loadData()) return e;
   store_ = std::make_unique<ParamStore>(m_, backend_);
   if (Error e = initializeParams(*store_, s_.seed)) return e;

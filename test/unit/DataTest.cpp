@@ -287,7 +287,8 @@ TEST_F(CifarTest, LargerThanMemory) {
   std::error_code ec;
   { std::ofstream touch(path, std::ios::binary); }
   fs::resize_file(path, records * 3073, ec);
-  ASSERT_FALSE(ec) << "cannot make a sparse file of " << records * 3073 << " bytes: " << ec.message();
+  ASSERT_FALSE(ec) << "cannot make a sparse file of " << records * 3073
+                   << " bytes: " << ec.message();
   std::string msg = cifarError({path});
   EXPECT_NE(msg.find(path + ": the batch files up to this one hold "), std::string::npos) << msg;
   EXPECT_NE(msg.find(" of memory"), std::string::npos) << msg;
