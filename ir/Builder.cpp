@@ -48,7 +48,7 @@ Value *Builder::create1(const std::string &name, std::vector<Value *> operands, 
   return op->result(0);
 }
 
-Op *Builder::createVoid(const std::string &name, std::vector<Value *> operands, AttrMap attrs) {
+Op *Builder::createOp(const std::string &name, std::vector<Value *> operands, AttrMap attrs) {
   return append(name, std::move(operands), std::move(attrs));
 }
 

@@ -27,8 +27,9 @@ public:
                               AttrMap attrs = {});
   // Same, for an op with exactly one result; null on error.
   Value *create1(const std::string &name, std::vector<Value *> operands, AttrMap attrs = {});
-  // Same, for an op without results (an in-place update); null on error.
-  Op *createVoid(const std::string &name, std::vector<Value *> operands, AttrMap attrs = {});
+  // Same, returning the op itself: for an in-place update, whose results are
+  // the new versions of the operands it writes. Null on error.
+  Op *createOp(const std::string &name, std::vector<Value *> operands, AttrMap attrs = {});
 
   // The last failure, as "op: message".
   const std::string &error() const { return error_; }

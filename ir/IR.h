@@ -184,8 +184,9 @@ private:
 // Fills attributes that `def` declares with a default and `attrs` lacks.
 void fillDefaultAttrs(const OpDef &def, AttrMap &attrs);
 
-// Runs the op's shape rule on the given operand types and attributes.
-// On failure returns false and leaves the message in ctx.error.
+// Runs the op's shape rule on the given operand types and attributes, and
+// adds the type of each written operand's new version after the op's own
+// results. On failure returns false and leaves the message in ctx.error.
 bool inferResultTypes(const OpDef &def, InferCtx &ctx);
 
 } // namespace dtnn::ir

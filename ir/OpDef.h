@@ -22,14 +22,29 @@ class Value;
 enum class FusionClass { Elementwise, Broadcast, Reduce, Opaque };
 const char *fusionClassName(FusionClass f);
 
+// What an op does to one operand's storage.
+enum class Effect {
+  // Reads the operand.
+  Read,
+  // Updates the operand in place (the parameter and state of an update op,
+  // the running statistics of batchnorm_train). The op yields the operand's
+  // new version as an extra result, after its own results, and the written
+  // value may not be used after the op: later readers use the new version,
+  // so writes are ordered against reads by the IR's def-use edges alone.
+  Write,
+};
+
 struct OperandSpec {
   enum Arity { Required, Optional, Variadic };
   std::string name;
   Arity arity = Required;
-  // Updated in place by the op (the parameter and state of an update op):
-  // the verifier requires a module parameter or buffer there that no other
-  // operand of the op also passes.
-  bool written = false;
+  Effect effect = Effect::Read;
+  // A result (index) that may take this operand's storage when the op is the
+  // operand's last user: the kernels of every backend read each element
+  // before they write the result's element at the same offset. -1: none.
+  int reuse = -1;
+
+  bool writes() const { return effect == Effect::Write; }
 };
 
 struct AttrSpec {
@@ -120,9 +135,15 @@ struct OpDef {
   std::string summary; // one sentence for the op catalogue
   std::vector<OperandSpec> operands;
   std::vector<AttrSpec> attrs;
+  // The op's own results; each written operand adds its new version after them.
   unsigned numResults = 1;
   FusionClass fusion = FusionClass::Opaque;
-  bool hasSideEffects = false;
+  // Draws random numbers (dropout): two such ops are never merged, though an
+  // unused one may be removed.
+  bool random = false;
+  // Takes part in a collective over ranks (allreduce): every rank must run
+  // it, so it is neither merged nor removed.
+  bool collective = false;
   ShapeFn inferShape;
   // Optional; ops without one count zero multiply-accumulates.
   MacsFn macs;
@@ -154,6 +175,15 @@ struct OpDef {
   // in order (the first n - minOperands() of them) and a variadic one taking
   // the rest.
   std::vector<const OperandSpec *> operandSpecs(size_t n, const AttrMap &attrs = {}) const;
+  // The number of results of an op with n operands (n in the accepted
+  // range): numResults, then one per written operand.
+  unsigned resultCount(size_t n, const AttrMap &attrs = {}) const;
+  // Whether any declared operand is written.
+  bool writesOperands() const;
+  // Whether two ops with the same operands and attributes compute the same
+  // results and an op whose results are unused may go: no writes, no
+  // random numbers, no collective.
+  bool pure() const { return !writesOperands() && !random && !collective; }
 };
 
 } // namespace dtnn::ir

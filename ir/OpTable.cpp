@@ -61,6 +61,19 @@ std::vector<const OperandSpec *> OpDef::operandSpecs(size_t n, const AttrMap &at
   return specs;
 }
 
+unsigned OpDef::resultCount(size_t n, const AttrMap &attrs) const {
+  unsigned count = numResults;
+  for (const OperandSpec *o : operandSpecs(n, attrs))
+    if (o->writes()) ++count;
+  return count;
+}
+
+bool OpDef::writesOperands() const {
+  for (const auto &o : operands)
+    if (o.writes()) return true;
+  return false;
+}
+
 const OpTable &OpTable::get() {
   static const OpTable table = [] {
     OpTable t;

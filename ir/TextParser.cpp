@@ -36,6 +36,16 @@ std::string plural(size_t n, const char *word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+// " (N of its own, then the new versions of the M operands it updates in
+// place)" for an op that writes operands, so that the count adds up.
+std::string resultNote(const OpDef &def, unsigned results) {
+  if (results == def.numResults) return "";
+  unsigned written = results - def.numResults;
+  return " (" + std::to_string(def.numResults) + " of its own, then the new " +
+         (written == 1 ? "version of the operand" : "versions of the " + plural(written, "operand")) +
+         " it updates in place)";
+}
+
 class Parser {
 public:
   Parser(std::string_view text, const std::string &file, DiagnosticEngine &diags,
@@ -255,11 +265,6 @@ bool Parser::parseOp(Graph &g) {
     return errorAt(opTok,
                    "unknown op '" + opName + "'" + didYouMean(opName, OpTable::get().names()));
   advance();
-  if (resultToks.size() != def->numResults)
-    return errorAt(resultToks.empty() ? opTok : resultToks[0],
-                   "'" + opName + "' produces " + plural(def->numResults, "result") + ", but " +
-                       std::to_string(resultToks.size()) + " " +
-                       (resultToks.size() == 1 ? "is" : "are") + " named");
   std::vector<Value *> operands;
   if ((tok_.is(Token::ValueRef) || tok_.is(Token::ParamRef)) && !tok_.newlineBefore) {
     while (true) {
@@ -274,6 +279,16 @@ bool Parser::parseOp(Graph &g) {
   for (const AttrSpec &spec : def->attrs)
     if (!attrs.find(spec.name))
       return errorAt(opTok, "'" + opName + "' requires attribute '" + spec.name + "'");
+  // Written operands add their new versions to the op's own results.
+  size_t n = operands.size();
+  unsigned results = n >= def->minOperands() && n <= def->maxOperands()
+                         ? def->resultCount(n, attrs)
+                         : def->numResults;
+  if (resultToks.size() != results)
+    return errorAt(resultToks.empty() ? opTok : resultToks[0],
+                   "'" + opName + "' produces " + plural(results, "result") +
+                       resultNote(*def, results) + ", but " + std::to_string(resultToks.size()) +
+                       " " + (resultToks.size() == 1 ? "is" : "are") + " named");
   std::vector<TensorType> types;
   Token typesTok = tok_;
   if (tok_.is(Token::Colon)) {
@@ -283,12 +298,12 @@ bool Parser::parseOp(Graph &g) {
       if (!tok_.is(Token::Comma)) break;
       advance();
     }
-  } else if (def->numResults != 0) {
+  } else if (results != 0) {
     return errorAt(tok_, "expected ':' and the result types of '" + opName + "', got " +
                              tokenDescription(tok_));
   }
-  if (types.size() != def->numResults)
-    return errorAt(typesTok, "'" + opName + "' produces " + plural(def->numResults, "result") +
+  if (types.size() != results)
+    return errorAt(typesTok, "'" + opName + "' produces " + plural(results, "result") +
                                  ", but " + plural(types.size(), "result type") + " " +
                                  (types.size() == 1 ? "is" : "are") + " given");
   Location loc;

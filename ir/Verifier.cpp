@@ -1,7 +1,9 @@
 // The module verifier. Algorithm: check parameter and graph names for
 // uniqueness, then walk each graph's ops in order, keeping the set of values
 // defined so far (the graph's inputs, the module's parameters, and the
-// results of earlier ops). Each op is checked against its op table entry;
+// results of earlier ops) and the values written in place so far, which no
+// later op or output may use (they use the writer's new version instead).
+// Each op is checked against its op table entry;
 // when its operands and attributes are sound the shape rule is run and its
 // result types are compared with the op's. Problems are collected, never
 // fatal, and no check relies on pointer order for its output order.
@@ -117,14 +119,23 @@ private:
         add(graphLoc(g), "graph @" + g.name() + " has two inputs named %" + in->name());
       defined_.insert(in);
     }
+    writtenBy_.clear();
     for (const auto &op : g.ops()) {
+      for (size_t i = 0; i < op->operands().size(); ++i)
+        if (op->operands()[i])
+          checkNotOverwritten(op->operands()[i], g, opLoc(*op),
+                              "'" + op->name() + "' reads");
       checkOp(*op, g);
+      noteWrites(*op);
       for (const Value *r : op->results()) defined_.insert(r);
     }
     for (size_t i = 0; i < g.outputs().size(); ++i) {
       std::string problem = useProblem(g.outputs()[i], g);
       if (!problem.empty())
         add(graphLoc(g), "output " + std::to_string(i) + " of graph @" + g.name() + " " + problem);
+      else
+        checkNotOverwritten(g.outputs()[i], g, graphLoc(g),
+                            "output " + std::to_string(i) + " returns");
     }
   }
 
@@ -136,7 +147,8 @@ private:
     bool sound = true;
 
     size_t n = op.operands().size();
-    if (n < def.minOperands() || n > def.maxOperands()) {
+    bool countInRange = n >= def.minOperands() && n <= def.maxOperands();
+    if (!countInRange) {
       std::string expected =
           def.minOperands() == def.maxOperands() ? std::to_string(def.minOperands())
           : def.maxOperands() == UINT_MAX
@@ -168,8 +180,9 @@ private:
       }
     }
 
-    if (op.results().size() != def.numResults) {
-      add(loc, what + " must have " + plural(def.numResults, "result") + ", has " +
+    unsigned results = countInRange ? def.resultCount(n, op.attrs()) : def.numResults;
+    if (op.results().size() != results) {
+      add(loc, what + " must have " + plural(results, "result") + ", has " +
                    std::to_string(op.results().size()) + where);
       sound = false;
     }
@@ -184,18 +197,20 @@ private:
         if (i >= 0 && static_cast<size_t>(i) < n) blameNote(d, op.operand(i), i);
       return;
     }
-    for (size_t i = 0; i < def.numResults && i < ctx.results.size(); ++i) {
+    for (size_t i = 0; i < op.results().size() && i < ctx.results.size(); ++i) {
       const TensorType &have = op.result(static_cast<unsigned>(i))->type();
       if (have == ctx.results[i]) continue;
-      std::string which = def.numResults == 1 ? "result" : "result " + std::to_string(i);
+      std::string which = op.results().size() == 1 ? "result" : "result " + std::to_string(i);
       add(loc, which + " type " + have.str() + " of " + what + " does not match the inferred " +
                    ctx.results[i].str() + where);
     }
   }
 
-  // Operands the op updates in place must be parameters or buffers that no
-  // other operand of the op passes: anything else would change a value
-  // other ops see as immutable. Returns false after reporting a problem.
+  // An operand the op writes in place must be a parameter or buffer, a
+  // version of one, or an op's result, and no other operand of the op may
+  // pass it. The op yields its new version, so the written value itself is
+  // dead afterwards: checkGraph reports later uses. Returns false after
+  // reporting a problem.
   bool checkWritten(const Op &op, const SourceLoc &loc, const std::string &what,
                     const std::string &where) {
     const std::vector<Value *> &vals = op.operands();
@@ -205,25 +220,49 @@ private:
     };
     bool ok = true;
     for (size_t i = 0; i < vals.size(); ++i) {
-      if (!specs[i]->written) continue;
+      if (!specs[i]->writes()) continue;
       const Value *v = vals[i];
-      if (v->kind() != Value::Kind::Param) {
-        std::string got = v->kind() == Value::Kind::Input
-                              ? "input %" + v->name()
-                              : "a result of '" + v->definingOp()->name() + "'";
-        add(loc, name(i) + " of " + what +
-                     " is updated in place and must be a parameter or buffer, got " + got + where);
+      if (v->kind() == Value::Kind::Input) {
+        add(loc, name(i) + " of " + what + " is updated in place and must be a parameter, a "
+                     "buffer or an op's result, got input %" + v->name() + where);
         ok = false;
         continue;
       }
       for (size_t j = 0; j < vals.size(); ++j) {
-        if (j == i || vals[j] != v || (specs[j]->written && j < i)) continue;
+        if (j == i || vals[j] != v || (specs[j]->writes() && j < i)) continue;
         add(loc, name(i) + " of " + what + " is updated in place, so it may not also be " +
                      name(j) + where);
         ok = false;
       }
     }
     return ok;
+  }
+
+  // Records the values `op` writes, so that later uses are reported.
+  void noteWrites(const Op &op) {
+    const std::vector<Value *> &vals = op.operands();
+    if (vals.size() < op.def().minOperands() || vals.size() > op.def().maxOperands()) return;
+    std::vector<const OperandSpec *> specs = op.def().operandSpecs(vals.size(), op.attrs());
+    unsigned version = op.def().numResults;
+    for (size_t i = 0; i < vals.size(); ++i) {
+      if (!specs[i]->writes()) continue;
+      if (version < op.results().size()) writtenBy_[vals[i]] = {&op, version};
+      ++version;
+    }
+  }
+
+  // Reports a use of `v` (`useText` says which) after an op wrote it in place.
+  void checkNotOverwritten(const Value *v, const Graph &g, SourceLoc loc,
+                           const std::string &useText) {
+    auto it = writtenBy_.find(v);
+    if (it == writtenBy_.end()) return;
+    const Op &writer = *it->second.first;
+    std::string value = v->kind() == Value::Kind::Param ? "@" + v->param()->name : "a value";
+    Diagnostic &d =
+        add(loc, useText + " " + value + " after '" + writer.name() + "' updated it in place" +
+                     " (in graph @" + g.name() + "); use the new version, result " +
+                     std::to_string(it->second.second) + " of '" + writer.name() + "'");
+    if (SourceLoc w = opLoc(writer); w.known()) d.note(w, "'" + writer.name() + "' writes it here");
   }
 
   // Adds a note pointing at where operand `index` was defined, when known.
@@ -243,6 +282,9 @@ private:
   // Values usable at the current point of the current graph (membership
   // tests only; never iterated).
   std::set<const Value *> defined_;
+  // Values written in place so far in the current graph: the writer and the
+  // index of the result that is the new version (lookups only).
+  std::map<const Value *, std::pair<const Op *, unsigned>> writtenBy_;
 };
 
 } // namespace

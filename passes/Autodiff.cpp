@@ -15,7 +15,9 @@
 //     uses, and appends one optimizer update per parameter
 //     (passes/Optimizers.h), in parameter order. It returns (loss,
 //     metrics...); the updates write the parameters and their optimizer
-//     state in place.
+//     state in place and yield their new versions. An op that writes a
+//     parameter in place (batchnorm_train's running statistics) is followed
+//     by reads of its new version, never of the old value.
 // Defaults when the module has no train settings: softmax_cross_entropy and
 // sgd. The pass fails if @M.train already exists.
 #include "ir/Builder.h"
@@ -44,7 +46,12 @@ Error cloneOps(const ir::Graph &src, ir::Graph &dst, ValueMap &vm, bool training
                int64_t runSeed) {
   ir::Builder b(dst);
   int64_t position = 0;
-  auto mapped = [&](ir::Value *v) { return v->kind() == ir::Value::Kind::Param ? v : vm.at(v); };
+  // A parameter maps to itself until an op writes it in place; later ops
+  // read the writer's new version.
+  auto mapped = [&](ir::Value *v) {
+    auto it = vm.find(v);
+    return it != vm.end() ? it->second : v->kind() == ir::Value::Kind::Param ? v : vm.at(v);
+  };
   for (const auto &op : src.ops()) {
     b.setLoc(op->loc());
     std::vector<ir::Value *> operands;
@@ -68,8 +75,13 @@ Error cloneOps(const ir::Graph &src, ir::Graph &dst, ValueMap &vm, bool training
       attrs.set("seed", static_cast<int64_t>(
                             (static_cast<uint64_t>(runSeed) * 1000003u + position++) & 0x7fffffff));
     std::vector<ir::Value *> results = b.create(def->name, operands, attrs);
-    if (results.empty() && def->numResults != 0) return Error::make("autodiff: " + b.error());
+    if (!b.error().empty()) return Error::make("autodiff: " + b.error());
     for (size_t r = 0; r < op->results().size(); ++r) vm[op->result(r)] = results[r];
+    std::vector<const ir::OperandSpec *> specs = def->operandSpecs(operands.size(), attrs);
+    size_t version = def->numResults;
+    for (size_t i = 0; i < operands.size(); ++i)
+      if (specs[i]->writes() && i < op->operands().size() && version < results.size())
+        vm[op->operand(i)] = results[version++];
   }
   return Error::success();
 }

@@ -7,8 +7,8 @@
 // is left for dce), or edits the op in place so that it skips a producer;
 // the edited op then keeps its own locations followed by the producer's
 // (Location::merge). A rate-0 dropout is the exception to leaving dead ops:
-// dropout has side effects, so dce would keep it, and canonicalize erases it
-// after the last sweep. Use counts are kept current during a sweep so that an op
+// canonicalize erases it after the last sweep, so that it goes without dce
+// too. Use counts are kept current during a sweep so that an op
 // made dead by an earlier rewrite is skipped. Rewrites:
 //   dropout with rate 0                      -> its input
 //   reshape or flatten to the operand's type -> the operand

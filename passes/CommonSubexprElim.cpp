@@ -2,7 +2,8 @@
 //
 // Algorithm: walk each graph's ops in order, giving every value a stable id
 // (graph inputs by position, parameters by name, results by order of
-// definition). An op without side effects and with results gets a key made
+// definition). A pure op (OpDef::pure: it writes no operand in place, draws
+// no random numbers and is no collective) with results gets a key made
 // of its op name, its operand ids, its printed attributes and its result
 // types, kept in a std::map so the walk is deterministic. The first op with a
 // key is kept; a later op with the same key is a duplicate: its results map
@@ -10,7 +11,9 @@
 // and the duplicate is erased. Operands are rewritten through that map as the
 // walk reaches each op, so a duplicate's users can themselves become
 // duplicates (chains collapse in one walk); graph outputs are rewritten at
-// the end with Graph::replaceAllUses.
+// the end with Graph::replaceAllUses. A read of a parameter before an op
+// updates it in place and a read after it are never merged: the later one
+// reads the update's new version, another value.
 #include "passes/PassRegistry.h"
 #include "passes/PassUtil.h"
 
@@ -54,7 +57,7 @@ class CommonSubexprElimPass final : public GraphPass {
 public:
   std::string_view name() const override { return "cse"; }
   std::string_view description() const override {
-    return "Merges side-effect-free ops with the same name, operands, attributes and types.";
+    return "Merges pure ops with the same name, operands, attributes and types.";
   }
 
   Expected<bool> runOnGraph(ir::Graph &g) override {
@@ -68,7 +71,7 @@ public:
         if (it != subst.end()) op->setOperand(i, it->second);
       }
       for (const ir::Value *r : op->results()) ids.id(r);
-      if (op->def().hasSideEffects || op->results().empty()) continue;
+      if (!op->def().pure() || op->results().empty()) continue;
       auto [it, inserted] = firstByKey.emplace(opKey(*op, ids), op.get());
       if (inserted) continue;
       ir::Op *first = it->second;

@@ -52,7 +52,7 @@ std::vector<StateBuffer> stateBuffers(const OptimizerSpec &spec) {
   std::vector<StateBuffer> buffers;
   std::vector<const ir::OperandSpec *> operands = updateOperands(spec);
   for (size_t i = 1; i < operands.size(); ++i) {
-    if (!operands[i]->written) continue;
+    if (!operands[i]->writes()) continue;
     auto it = bufferOfState().find(operands[i]->name);
     assert(it != bufferOfState().end() && "state operand without a buffer name");
     buffers.push_back(it->second);
@@ -235,7 +235,7 @@ Error emitUpdate(ir::Module &m, ir::Builder &b, const OptimizerSpec &spec, ir::P
     if (!buf) buf = m.addParam(name, bufferType(s, param), s.init, false, param.loc);
     operands.push_back(buf->value);
   }
-  if (!b.createVoid(opName, operands, full.args)) return Error::make(what + b.error());
+  if (!b.createOp(opName, operands, full.args)) return Error::make(what + b.error());
   return Error::success();
 }
 

@@ -76,7 +76,19 @@ Expected<Plan> buildPlan(const ir::Graph &g, int64_t batch, Backend &backend) {
     ir::InferCtx ctx{inTypes, op->attrs(), {}, {}, {}};
     if (!ir::inferResultTypes(op->def(), ctx))
       return Error::make(where + op->name() + ": " + ctx.error);
+    // The new version of an operand written in place is that operand's storage.
+    std::vector<const ir::OperandSpec *> specs =
+        op->def().operandSpecs(op->operands().size(), op->attrs());
+    std::vector<int> versionOf;
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (specs[i]->writes()) versionOf.push_back(step.in[i]);
     for (size_t r = 0; r < op->results().size(); ++r) {
+      if (r >= op->def().numResults) {
+        int id = versionOf[r - op->def().numResults];
+        ids[op->result(static_cast<unsigned>(r))] = id;
+        step.out.push_back(id);
+        continue;
+      }
       PlanValue pv;
       pv.type = ctx.results[r];
       pv.offset = plan.arenaBytes;

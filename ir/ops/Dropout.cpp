@@ -43,6 +43,7 @@ void registerDropoutOps(OpTable &t) {
                 {"seed", AttrKind::Int, AttrValue(int64_t{0})}},
       .numResults = 2,
       .fusion = FusionClass::Elementwise,
+      .random = true,
       .inferShape = inferDropoutTrain,
       .macs = nullptr,
       .layer = std::nullopt,

@@ -213,7 +213,8 @@ void registerNormOps(OpTable &t) {
       .grad = gradBatchNorm,
       .trainForm = "batchnorm_train",
   });
-  // Updates running_mean and running_var in place, so it has side effects.
+  // Updates running_mean and running_var in place and yields their new
+  // versions after y, mean and invstd.
   t.add({
       .name = "batchnorm_train",
       .summary = "Batch normalization with batch statistics; updates the running mean and "
@@ -221,13 +222,12 @@ void registerNormOps(OpTable &t) {
       .operands = {{"x"},
                    {"gamma"},
                    {"beta"},
-                   {"running_mean", OperandSpec::Required, true},
-                   {"running_var", OperandSpec::Required, true}},
+                   {"running_mean", OperandSpec::Required, Effect::Write},
+                   {"running_var", OperandSpec::Required, Effect::Write}},
       .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)},
                 {"momentum", AttrKind::Float, AttrValue(0.1)}},
       .numResults = 3,
       .fusion = FusionClass::Opaque,
-      .hasSideEffects = true,
       .inferShape = inferBatchNormTrain,
       .macs = nullptr,
       .layer = std::nullopt,
@@ -257,7 +257,8 @@ void registerNormOps(OpTable &t) {
       .macs = nullptr,
       .layer = std::nullopt,
   });
-  // Dropout draws random numbers, so two dropouts of one value must not merge.
+  // Dropout draws random numbers in training, so two dropouts of one value
+  // must not merge.
   t.add({
       .name = "dropout",
       .summary = "Dropout: the identity at inference; its training form dropout_train zeroes "
@@ -265,7 +266,7 @@ void registerNormOps(OpTable &t) {
       .operands = {{"x"}},
       .attrs = {{"rate", AttrKind::Float, AttrValue(0.5)}},
       .fusion = FusionClass::Elementwise,
-      .hasSideEffects = true,
+      .random = true,
       .inferShape = inferDropout,
       .macs = nullptr,
       .layer = std::nullopt,

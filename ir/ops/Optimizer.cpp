@@ -1,6 +1,8 @@
 // Optimizer update ops: each updates a parameter and its state buffers in
 // place from the parameter's gradient, the learning rate and the step count.
-// They have no results and side effects, so no pass removes or merges them.
+// They have no results of their own: they yield the new versions of the
+// parameter and of each state buffer, and writing in place keeps passes
+// from removing or merging them.
 // Operands: param, grad, lr (a scalar f32[] or f64[]), then step (a scalar
 // i64[], the 1-based update count) for the optimizers that need it, then the
 // state buffers. The semantics are torch.optim's, hyperparameters included.
@@ -148,7 +150,6 @@ OpDef updateOp(std::string opt, std::string summary, std::vector<OperandSpec> op
       .attrs = std::move(attrs),
       .numResults = 0,
       .fusion = FusionClass::Opaque,
-      .hasSideEffects = true,
       .inferShape = updateShape(opt, layout, std::move(check)),
       .macs = nullptr,
       .layer = std::nullopt,
@@ -164,7 +165,7 @@ AttrSpec floatAttr(std::string name, double v) { return {std::move(name), AttrKi
 
 // An operand the update op writes in place: the parameter and each state buffer.
 OperandSpec written(std::string name, OperandSpec::Arity arity = OperandSpec::Required) {
-  return {std::move(name), arity, true};
+  return {std::move(name), arity, Effect::Write};
 }
 
 AttrSpec boolAttr(std::string name) { return {std::move(name), AttrKind::Bool, AttrValue(false)}; }

@@ -52,8 +52,8 @@ TEST(GradNorm, BatchNormTrain2d) {
                        "buffer @rm : f64[3] init=zeros\n"
                        "buffer @rv : f64[3] init=ones\n"
                        "graph @f(%x: f64[5,3]) -> f64[5,3] {\n"
-                       "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv"
-                       " : f64[5,3], f64[3], f64[3]\n"
+                       "  %0, %1, %2, %3, %4 = batchnorm_train %x, @gamma, @beta, @rm, @rv"
+                       " : f64[5,3], f64[3], f64[3], f64[3], f64[3]\n"
                        "  return %0\n"
                        "}\n",
                        batchNormOptions());
@@ -65,8 +65,8 @@ TEST(GradNorm, BatchNormTrain4d) {
                        "buffer @rm : f64[2] init=zeros\n"
                        "buffer @rv : f64[2] init=ones\n"
                        "graph @f(%x: f64[2,2,3,2]) -> f64[2,2,3,2] {\n"
-                       "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv"
-                       " {momentum=0.3} : f64[2,2,3,2], f64[2], f64[2]\n"
+                       "  %0, %1, %2, %3, %4 = batchnorm_train %x, @gamma, @beta, @rm, @rv"
+                       " {momentum=0.3} : f64[2,2,3,2], f64[2], f64[2], f64[2], f64[2]\n"
                        "  return %0\n"
                        "}\n",
                        batchNormOptions());
@@ -79,10 +79,10 @@ TEST(GradNorm, BatchNormTrainWithFanOut) {
                        "buffer @rm : f64[2] init=zeros\n"
                        "buffer @rv : f64[2] init=ones\n"
                        "graph @f(%x: f64[4,2]) -> f64[4,2] {\n"
-                       "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv"
-                       " : f64[4,2], f64[2], f64[2]\n"
-                       "  %3 = mul %0, %x : f64[4,2]\n"
-                       "  return %3\n"
+                       "  %0, %1, %2, %3, %4 = batchnorm_train %x, @gamma, @beta, @rm, @rv"
+                       " : f64[4,2], f64[2], f64[2], f64[2], f64[2]\n"
+                       "  %5 = mul %0, %x : f64[4,2]\n"
+                       "  return %5\n"
                        "}\n",
                        batchNormOptions());
 }
@@ -147,7 +147,7 @@ TEST(GradNorm, TrainForms) {
     EXPECT_TRUE(fwd.grad) << name;
   }
   EXPECT_EQ(t.lookup("dropout_train")->operands.back().name, "step");
-  EXPECT_TRUE(t.lookup("batchnorm_train")->hasSideEffects);
+  EXPECT_TRUE(t.lookup("batchnorm_train")->writesOperands());
 }
 
 } // namespace

@@ -47,31 +47,41 @@ TEST(OpCoverage, TrainFormsExistAndAreDifferentiable) {
   }
 }
 
-TEST(OpCoverage, UpdatesHaveSideEffectsAndNoResults) {
+// Update ops have no results of their own: they yield the new versions of
+// the parameter and state they write, so no pass may treat them as pure.
+TEST(OpCoverage, UpdatesWriteTheirParameterAndYieldOnlyVersions) {
   int updates = 0;
   for (const ir::OpDef *def : ir::OpTable::get().all()) {
     if (!endsWith(def->name, "_update")) continue;
     ++updates;
-    EXPECT_TRUE(def->hasSideEffects) << def->name;
     EXPECT_EQ(def->numResults, 0u) << def->name;
+    EXPECT_TRUE(def->operands[0].writes()) << def->name;
+    EXPECT_FALSE(def->pure()) << def->name;
   }
   EXPECT_EQ(updates, 5); // sgd, adam, adamw, rmsprop, nadam
 }
 
-// An op that updates an operand in place must have side effects, or dead code
-// elimination and CSE could drop or merge it; every update op writes its
-// parameter.
-TEST(OpCoverage, OpsThatWriteInPlaceHaveSideEffects) {
-  for (const ir::OpDef *def : ir::OpTable::get().all()) {
+// Exactly the ops that write in place, draw random numbers or communicate
+// are impure; an op's result count adds one version per written operand.
+TEST(OpCoverage, EffectsAndResultCounts) {
+  const ir::OpTable &t = ir::OpTable::get();
+  for (const ir::OpDef *def : t.all()) {
     bool writes = false;
-    for (const ir::OperandSpec &o : def->operands) writes |= o.written;
-    if (writes) {
-      EXPECT_TRUE(def->hasSideEffects) << def->name;
-    }
-    if (endsWith(def->name, "_update")) {
-      EXPECT_TRUE(writes && def->operands[0].written) << def->name;
+    for (const ir::OperandSpec &o : def->operands) writes |= o.writes();
+    EXPECT_EQ(def->pure(), !writes && !def->random && !def->collective) << def->name;
+    if (!writes && def->minOperands() < def->maxOperands()) {
+      EXPECT_EQ(def->resultCount(def->minOperands()), def->numResults) << def->name;
     }
   }
+  EXPECT_TRUE(t.lookup("dropout")->random);
+  EXPECT_TRUE(t.lookup("dropout_train")->random);
+  EXPECT_FALSE(t.lookup("dropout")->pure());
+  EXPECT_TRUE(t.lookup("relu")->pure());
+  EXPECT_EQ(t.lookup("batchnorm_train")->resultCount(5), 5u); // y, mean, invstd, two versions
+  EXPECT_EQ(t.lookup("sgd_update")->resultCount(3), 1u);      // param
+  ir::AttrMap momentum;
+  momentum.set("momentum", 0.9);
+  EXPECT_EQ(t.lookup("sgd_update")->resultCount(5, momentum), 2u); // param, momentum_buf
 }
 
 // Update ops bind their operands by the layout their attributes give; other
@@ -81,7 +91,7 @@ TEST(OpCoverage, OperandSpecsFollowTheAttributes) {
   auto names = [](const std::string &op, size_t n, ir::AttrMap attrs = {}) {
     std::string s;
     for (const ir::OperandSpec *o : ir::OpTable::get().lookup(op)->operandSpecs(n, attrs))
-      s += (s.empty() ? "" : ",") + o->name + (o->written ? "!" : "");
+      s += (s.empty() ? "" : ",") + o->name + (o->writes() ? "!" : "");
     return s;
   };
   EXPECT_EQ(names("sgd_update", 3), "param!,grad,lr");

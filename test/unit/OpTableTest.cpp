@@ -352,7 +352,7 @@ TEST(OpTableTest, DropoutShapesAndErrors) {
   Inferred r = infer("dropout", {f32({Q, 128})}, {{"rate", 0.2}});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.type(), f32({Q, 128}));
-  EXPECT_TRUE(def("dropout").hasSideEffects);
+  EXPECT_TRUE(def("dropout").random);
   r = infer("dropout", {f32({Q, 128})}, {{"rate", 1.0}});
   EXPECT_EQ(r.error, "dropout rate must be in [0, 1)");
   r = infer("dropout", {i32({4})});

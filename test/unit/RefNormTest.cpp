@@ -97,8 +97,8 @@ void checkTrain(int n, int c, int s) {
                      " init=zeros\n" + "buffer @rm : " + pc + " init=zeros\n" +
                      "buffer @rv : " + pc + " init=ones\n" + "graph @f(%x: f64[" + shape +
                      "]) -> (f64[" + shape + "], " + pc + ", " + pc + ") {\n" +
-                     "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv {momentum=0.25}" +
-                     " : f64[" + shape + "], " + pc + ", " + pc + "\n" + "  return %0, %1, %2\n}\n";
+                     "  %0, %1, %2, %3, %4 = batchnorm_train %x, @gamma, @beta, @rm, @rv {momentum=0.25}" +
+                     " : f64[" + shape + "], " + pc + ", " + pc + ", " + pc + ", " + pc + "\n" + "  return %0, %1, %2\n}\n";
   GraphRunner r(text);
   ASSERT_TRUE(r.ok()) << r.error();
   std::vector<double> rm0(c), rv0(c);
@@ -157,8 +157,8 @@ TEST(RefNorm, TrainAffine) {
                 "buffer @rm : f64[2] init=zeros\n"
                 "buffer @rv : f64[2] init=ones\n"
                 "graph @f(%x: f64[8,2]) -> f64[8,2] {\n"
-                "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv {eps=1e-12}"
-                " : f64[8,2], f64[2], f64[2]\n"
+                "  %0, %1, %2, %3, %4 = batchnorm_train %x, @gamma, @beta, @rm, @rv {eps=1e-12}"
+                " : f64[8,2], f64[2], f64[2], f64[2], f64[2]\n"
                 "  return %0\n"
                 "}\n");
   ASSERT_TRUE(r.ok()) << r.error();
@@ -180,8 +180,8 @@ TEST(RefNorm, TrainFloatMatchesDouble) {
                     "buffer @rm : T[3] init=zeros\n"
                     "buffer @rv : T[3] init=ones\n"
                     "graph @f(%x: T[4,3,2,5]) -> T[4,3,2,5] {\n"
-                    "  %0, %1, %2 = batchnorm_train %x, @gamma, @beta, @rm, @rv"
-                    " : T[4,3,2,5], T[3], T[3]\n"
+                    "  %0, %1, %2, %3, %4 = batchnorm_train %x, @gamma, @beta, @rm, @rv"
+                    " : T[4,3,2,5], T[3], T[3], T[3], T[3]\n"
                     "  return %0\n"
                     "}\n";
     for (size_t p; (p = s.find("T[")) != std::string::npos;) s.replace(p, 1, t);
