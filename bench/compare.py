@@ -1,0 +1,442 @@
+"""dtnn next to PyTorch: training and inference throughput and peak memory of five zoo models.
+
+Usage (from anywhere; paths are relative to the repository root):
+  /usr/bin/python3 bench/compare.py                   all five models, 3 repeats (about 20-25 min
+                                                       on two cores with the reference backend)
+  /usr/bin/python3 bench/compare.py --quick           smoke run: 2 timed steps, 2 inference
+                                                       batches, 1 repeat (about 4 min)
+  /usr/bin/python3 bench/compare.py --models resnet20,vgg_cifar --repeat 5 --backend reference
+  options: --steps N | --steps mlp=500,vgg_cifar=4   timed training steps (all, or per model)
+           --infer-batches N | NAME=N,...            timed inference batches
+           --batch N, --infer-batch N                override the batch sizes of every model
+           --threads T (default: the usable cores)   --build-dir DIR (default build)
+           --json FILE                               also write every run's record as JSON lines
+           --python PY                               the Python with torch (default: this one if
+                                                     it has torch, else /usr/bin/python3)
+           --keep                                    keep the temporary folder (model copies, logs)
+
+Models: mlp, lenet, vgg_cifar, resnet20 (examples/*.dtnn) at batch 64 and mobilenet_v2 at
+batch 16 (224x224); inference uses the same batch by default. Each is run as separate
+processes, both sides in every repeat (the order of the sides alternates), and the table
+shows medians over the repeats:
+
+  dtnn:    build/bin/dtnn-run MODEL.dtnn --backend B --threads T --steps 5+N --epochs E
+           --no-progress --metrics FILE on a copy of the model file, in a temporary folder,
+           whose train section reads `data = synthetic(shape=[C,H,W], classes=K, train_size=S,
+           test_size=B)` and `batch = B`, with PyTorch's optimizer (`sgd(lr=0.01, momentum=0.9)`,
+           `schedule = constant()`, `metrics = [accuracy]`). dtnn-run leaves the first 5 steps of a run out of its
+           images_per_s, so it runs 5 + N steps and times N. The synthetic training set holds at
+           most 8 MiB of samples (stored as bytes), so a long run of a small model takes several
+           epochs; the training rate is then combined over the epochs' records (the timed
+           images over the timed seconds), and the peak RSS is that of the last record.
+           Inference: dtnn-run COPY.dtnn --eval-only --metrics FILE2 on a copy with batch = the
+           inference batch, train_size=1 and test_size = batch x inference batches; it reads
+           images_per_s and peak_rss_bytes from FILE2's last JSON line (n/a when dtnn-run
+           writes none). --backend defaults to dtnn-run --help's default.
+  PyTorch: bench/pytorch_twins.py (same architecture and parameter count, asserted; random data
+           of the same shape held in memory; SGD lr 0.01 momentum 0.9; softmax cross entropy):
+           5 untimed steps, then N timed; inference under torch.no_grad(). Each repeat runs
+           three settings, 1 thread, T threads and T threads with OMP_WAIT_POLICY=PASSIVE; the
+           table takes the best median per column and names the setting that gave it
+           (train/inference). It also reports PyTorch's batch-1 latency (median).
+
+Run it on an otherwise idle machine: a multi-threaded run, dtnn's or PyTorch's, slows down
+many times over when another process holds one of its cores.
+
+Columns: images/s in training and in inference, dtnn/PyTorch ratios (above 1: dtnn is
+faster), and the peak resident memory (getrusage's ru_maxrss) of training: dtnn's training
+run (which also evaluates one batch), PyTorch's process after its timed training steps. Both
+include the data held in memory: dtnn's synthetic set (at most 8 MiB of bytes), one batch
+in PyTorch. Needs the built binaries and Debian's python3-torch, python3-torchvision and
+libopenblas0-pthread. This script itself needs only Python's standard library; it runs
+pytorch_twins.py with a Python that has torch (see --python).
+"""
+import argparse
+import importlib.util
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TWINS = os.path.join(REPO, "bench", "pytorch_twins.py")
+DTNN_WARMUP = 5  # dtnn-run's images_per_s leaves out the first 5 steps of a run
+DATA_CAP = 8 << 20  # bytes of synthetic samples at most in dtnn's data sets
+
+# Defaults sized for the reference backend on two cores: one dtnn training run of a model
+# takes about 10-30 s (MobileNet-v2 longer: its 5 untimed steps alone take about 40 s).
+# steps: timed training steps; infer: timed inference batches.
+MODELS = {
+    "mlp": dict(file="examples/mlp.dtnn", shape=(1, 28, 28), classes=10, batch=64,
+                steps=2000, infer=160),
+    "lenet": dict(file="examples/lenet.dtnn", shape=(1, 28, 28), classes=10, batch=64,
+                  steps=2000, infer=160),
+    "vgg_cifar": dict(file="examples/vgg_cifar.dtnn", shape=(3, 32, 32), classes=10, batch=64,
+                      steps=3, infer=8),
+    "resnet20": dict(file="examples/resnet20.dtnn", shape=(3, 32, 32), classes=10, batch=64,
+                     steps=12, infer=20),
+    "mobilenet_v2": dict(file="examples/mobilenet_v2.dtnn", shape=(3, 224, 224), classes=1000,
+                         batch=16, steps=2, infer=2),
+}
+QUICK = dict(steps=2, infer=2, repeat=1, torch_warmup=1, torch_infer_warmup=1, latency_reps=3)
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def usable_cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def per_model(text, models, what):
+    """'N' or 'name=N,name=N' -> {name: N} (missing names absent)."""
+    out = {}
+    if text is None:
+        return out
+    for part in text.split(","):
+        part = part.strip()
+        if "=" in part:
+            name, _, v = part.partition("=")
+            if name not in MODELS:
+                raise SystemExit(f"compare.py: {what}: unknown model '{name}'")
+            out[name] = int(v)
+        else:
+            for m in models:
+                out[m] = int(part)
+    if any(v < 1 for v in out.values()):
+        raise SystemExit(f"compare.py: {what} must be positive")
+    return out
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: all five)")
+    p.add_argument("--repeat", type=int, default=None, help="repeats (default 3; --quick 1)")
+    p.add_argument("--steps", default=None, help="timed training steps: N, or NAME=N,...")
+    p.add_argument("--infer-batches", default=None, help="timed inference batches: N, or NAME=N,...")
+    p.add_argument("--batch", type=int, default=None, help="training batch of every model")
+    p.add_argument("--infer-batch", type=int, default=None,
+                   help="inference batch of every model (default: the training batch)")
+    p.add_argument("--quick", action="store_true", help="smoke run: 2 timed steps, 2 inference batches, 1 repeat")
+    p.add_argument("--threads", type=int, default=usable_cores(),
+                   help="dtnn's threads and PyTorch's multi-threaded setting (default: usable cores)")
+    p.add_argument("--backend", default=None, help="dtnn-run backend (default: dtnn-run's default)")
+    p.add_argument("--build-dir", default="build", help="build folder, relative to the repository "
+                   "root unless absolute (default build)")
+    p.add_argument("--timeout", type=int, default=900, help="seconds allowed per process (default 900)")
+    p.add_argument("--python", default=None, help="the Python that runs pytorch_twins.py (default: "
+                   "this one if it has torch, else /usr/bin/python3)")
+    p.add_argument("--json", default=None, help="also write each run's record to this JSON-lines file")
+    p.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    a = p.parse_args()
+    a.models = [m.strip() for m in a.models.split(",") if m.strip()]
+    for m in a.models:
+        if m not in MODELS:
+            p.error(f"unknown model '{m}'; choose from {', '.join(MODELS)}")
+    if a.repeat is None:
+        a.repeat = QUICK["repeat"] if a.quick else 3
+    if a.repeat < 1 or a.threads < 1:
+        p.error("--repeat and --threads must be positive")
+    a.steps = per_model(a.steps, a.models, "--steps")
+    a.infer_batches = per_model(a.infer_batches, a.models, "--infer-batches")
+    a.build_dir = os.path.join(REPO, a.build_dir)
+    if a.python is None:
+        has_torch = importlib.util.find_spec("torch") is not None
+        a.python = sys.executable if has_torch or not os.path.exists("/usr/bin/python3") \
+            else "/usr/bin/python3"
+    return a
+
+
+# --- dtnn ----------------------------------------------------------------------------------
+
+def wait_for(path):
+    for _ in range(12):  # another build may replace the binaries for a moment
+        if os.access(path, os.X_OK):
+            return path
+        log(f"compare.py: waiting for {path}")
+        time.sleep(5)
+    raise SystemExit(f"compare.py: {path} is missing; build the project first")
+
+
+def default_backend(dtnn_run):
+    out = subprocess.run([dtnn_run, "--help"], capture_output=True, text=True).stdout
+    m = re.search(r"--backend\S*\s.*\(default:?\s*([\w-]+)\)", out)
+    return m.group(1) if m else None
+
+
+def dtnn_params(dtnnc, path):
+    out = subprocess.run([dtnnc, "summary", path], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"^Total params: (\d+)$", out, re.M)
+    if not m:
+        raise SystemExit(f"compare.py: no 'Total params' in `dtnnc summary {path}`")
+    return int(m.group(1))
+
+
+def synthetic_copy(src, dst, shape, classes, train_size, test_size, batch):
+    """Writes src with its train section's data, batch, optimizer, schedule and metrics set."""
+    text = open(src).read()
+    m = re.search(r"^\s*train\s+\w+\s*\{", text, re.M)
+    if not m:
+        raise SystemExit(f"compare.py: {src} has no train section")
+    start, end = m.end(), text.index("}", m.end())
+    body = text[start:end]
+    data = (f"data = synthetic(shape=[{','.join(map(str, shape))}], classes={classes}, "
+            f"train_size={train_size}, test_size={test_size})")
+    for key, value in (("data", data), ("batch", f"batch = {batch}"),
+                       ("optimizer", "optimizer = sgd(lr=0.01, momentum=0.9)"),
+                       ("schedule", "schedule = constant()"), ("metrics", "metrics = [accuracy]")):
+        # The value may span lines when it is a call: match up to its closing parenthesis.
+        pat = re.compile(rf"^([ \t]*){key}\s*=\s*(?:\w+\s*\([^)]*\)|\[[^\]]*\]|[^\n]*)", re.M)
+        if pat.search(body):
+            body = pat.sub(lambda mm: mm.group(1) + value, body, count=1)
+        else:
+            body = f"\n  {value}" + body
+    with open(dst, "w") as f:
+        f.write(text[:start] + body + text[end:])
+
+
+def last_json(path):
+    try:
+        lines = [l for l in open(path).read().splitlines() if l.strip()]
+    except OSError:
+        return None
+    if not lines:
+        return None
+    try:
+        return [json.loads(l) for l in lines]
+    except json.JSONDecodeError:
+        return None
+
+
+def train_rate(records, batch):
+    """Training images/s over all epoch records: timed images / timed seconds.
+
+    Step s (1-based, across the run) is timed when s > 5; each record's images_per_s covers
+    its epoch's timed steps."""
+    images = seconds = 0.0
+    prev = 0
+    for r in records:
+        steps = int(r.get("steps") or 0)
+        timed = max(0, steps - max(prev, DTNN_WARMUP)) * batch
+        ips = r.get("images_per_s")
+        if timed and ips:
+            images += timed
+            seconds += timed / ips
+        prev = steps
+    return images / seconds if seconds else None
+
+
+def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend):
+    """One training run and one --eval-only run; returns a record."""
+    shape, classes, batch, ibatch = cfg["shape"], cfg["classes"], cfg["batch"], cfg["infer_batch"]
+    sample = math.prod(shape)
+    steps = cfg["steps"]
+    total = DTNN_WARMUP + steps
+    batches = max(1, min(total, DATA_CAP // (batch * sample)))  # training set, in batches
+    epochs = -(-total // batches)
+    common = ["--threads", str(a.threads), "--no-progress"] + (["--backend", backend] if backend else [])
+    rec = {"side": "dtnn", "model": name, "repeat": rep, "batch": batch, "steps": steps,
+           "infer_batch": ibatch, "threads": a.threads, "backend": backend}
+
+    model = os.path.join(tmp, f"{name}.train.dtnn")
+    metrics = os.path.join(tmp, f"{name}.train.{rep}.jsonl")
+    synthetic_copy(os.path.join(REPO, cfg["file"]), model, shape, classes, batches * batch, batch, batch)
+    cmd = [dtnn_run, model, "--steps", str(total), "--epochs", str(epochs), "--metrics", metrics] + common
+    rec["train_rc"], rec["train_wall_s"] = run_logged(cmd, os.path.join(tmp, f"{name}.train.{rep}.log"), a)
+    recs = last_json(metrics) or []
+    rec["train_images_per_s"] = train_rate(recs, batch)
+    rec["train_last_images_per_s"] = recs[-1].get("images_per_s") if recs else None
+    rec["peak_rss_train_bytes"] = recs[-1].get("peak_rss_bytes") if recs else None
+
+    nb = cfg["infer"]
+    nb = max(1, min(nb, DATA_CAP // (ibatch * sample)))
+    rec["infer_batches"] = nb
+    emodel = os.path.join(tmp, f"{name}.eval.dtnn")
+    emetrics = os.path.join(tmp, f"{name}.eval.{rep}.jsonl")
+    synthetic_copy(os.path.join(REPO, cfg["file"]), emodel, shape, classes, 1, nb * ibatch, ibatch)
+    if os.path.exists(emetrics):
+        os.remove(emetrics)
+    cmd = [dtnn_run, emodel, "--eval-only", "--metrics", emetrics] + common
+    rec["infer_rc"], rec["infer_wall_s"] = run_logged(cmd, os.path.join(tmp, f"{name}.eval.{rep}.log"), a)
+    erecs = last_json(emetrics)
+    rec["infer_images_per_s"] = erecs[-1].get("images_per_s") if erecs else None
+    rec["peak_rss_infer_bytes"] = erecs[-1].get("peak_rss_bytes") if erecs else None
+    return rec
+
+
+def run_logged(cmd, logpath, a, env=None):
+    t0 = time.perf_counter()
+    with open(logpath, "w") as logf:
+        try:
+            p = subprocess.run(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env, timeout=a.timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+    wall = time.perf_counter() - t0
+    if rc != 0:
+        tail = open(logpath).read().splitlines()[-5:]
+        log(f"compare.py: {' '.join(cmd)} failed ({rc}):\n  " + "\n  ".join(tail))
+    return rc, wall
+
+
+# --- PyTorch -------------------------------------------------------------------------------
+
+def torch_settings(threads):
+    s = [("1t", 1, None)]
+    if threads > 1:
+        s += [(f"{threads}t", threads, None), (f"{threads}t-passive", threads, "PASSIVE")]
+    return s
+
+
+def run_torch(a, name, cfg, tmp, rep, setting, params):
+    label, threads, policy = setting
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    q = a.quick
+    cmd = [a.python, TWINS, name, "--batch", str(cfg["batch"]), "--threads", str(threads),
+           "--steps", str(cfg["steps"]),
+           "--warmup", str(QUICK["torch_warmup"] if q else DTNN_WARMUP),
+           "--infer-batch", str(cfg["infer_batch"]), "--infer-steps", str(cfg["infer"]),
+           "--infer-warmup", str(QUICK["torch_infer_warmup"] if q else 3),
+           "--latency-reps", str(QUICK["latency_reps"] if q else 20),
+           "--expect-params", str(params), "--build-dir", a.build_dir]
+    logpath = os.path.join(tmp, f"{name}.torch.{label}.{rep}.log")
+    rec = {"side": "pytorch", "model": name, "repeat": rep, "setting": label}
+    rec["rc"], rec["wall_s"] = run_logged(cmd, logpath, a, env)
+    for line in open(logpath).read().splitlines():
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if obj.get("kind") == "bench":
+                rec.update({k: v for k, v in obj.items() if k != "kind"})
+    return rec
+
+
+# --- the table -----------------------------------------------------------------------------
+
+def med(values):
+    values = [v for v in values if isinstance(v, (int, float)) and v is not None and math.isfinite(v)]
+    return statistics.median(values) if values else None
+
+
+def fmt(v, digits=0):
+    return "n/a" if v is None else f"{v:,.{digits}f}"
+
+
+def ratio(x, y):
+    return f"{x / y:.2f}" if x is not None and y else "n/a"
+
+
+def summarize(a, records):
+    mib = 1 << 20
+    rows = []
+    for name in a.models:
+        cfg = MODELS[name]
+        d = [r for r in records if r["side"] == "dtnn" and r["model"] == name]
+        t = [r for r in records if r["side"] == "pytorch" and r["model"] == name]
+        d_train = med(r["train_images_per_s"] for r in d)
+        d_inf = med(r["infer_images_per_s"] for r in d)
+        d_rss = med(r["peak_rss_train_bytes"] for r in d)
+        best = {}
+        for label, _, _ in torch_settings(a.threads):
+            rs = [r for r in t if r["setting"] == label]
+            best[label] = {k: med(r.get(k) for r in rs) for k in
+                           ("train_images_per_s", "infer_images_per_s", "peak_rss_train_bytes",
+                            "latency_ms_b1")}
+        def pick(key, better):
+            cands = [(v[key], l) for l, v in best.items() if v[key] is not None]
+            return better(cands) if cands else (None, "-")
+        t_train, t_train_l = pick("train_images_per_s", max)
+        t_inf, t_inf_l = pick("infer_images_per_s", max)
+        t_lat, t_lat_l = pick("latency_ms_b1", min)
+        t_rss = best[t_train_l]["peak_rss_train_bytes"] if t_train_l in best else None
+        rows.append([name, str(cfg["batch"]), fmt(d_train), fmt(t_train), ratio(d_train, t_train),
+                     fmt(d_inf), fmt(t_inf), ratio(d_inf, t_inf),
+                     fmt(d_rss / mib if d_rss else None), fmt(t_rss / mib if t_rss else None),
+                     f"{t_train_l}/{t_inf_l}", fmt(t_lat, 1)])
+    head = ["model", "batch", "dtnn train", "torch train", "ratio", "dtnn infer", "torch infer",
+            "ratio", "dtnn RSS MiB", "torch RSS MiB", "torch setting", "torch b1 ms"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    print(line(head))
+    print(line(["-" * w for w in widths]))
+    for r in rows:
+        print(line(r))
+
+
+def main():
+    a = parse_args()
+    dtnn_run = wait_for(os.path.join(a.build_dir, "bin", "dtnn-run"))
+    dtnnc = wait_for(os.path.join(a.build_dir, "bin", "dtnnc"))
+    backend = a.backend or default_backend(dtnn_run)
+    cfgs, params = {}, {}
+    for name in a.models:
+        cfg = dict(MODELS[name])
+        if a.batch:
+            cfg["batch"] = a.batch
+        cfg["infer_batch"] = a.infer_batch or cfg["batch"]
+        cfg["steps"] = a.steps.get(name, QUICK["steps"] if a.quick else cfg["steps"])
+        cfg["infer"] = a.infer_batches.get(name, QUICK["infer"] if a.quick else cfg["infer"])
+        cfgs[name] = cfg
+        params[name] = dtnn_params(dtnnc, os.path.join(REPO, cfg["file"]))
+    tmp = tempfile.mkdtemp(prefix="dtnn-compare-")
+    jf = open(a.json, "w") if a.json else None
+    log(f"compare.py: backend {backend or '(dtnn-run default)'}, {a.threads} threads, "
+        f"{a.repeat} repeat(s); logs in {tmp}")
+    records = []
+    try:
+        for rep in range(a.repeat):
+            for name in a.models:
+                cfg = cfgs[name]
+                torch_runs = [lambda s=s: run_torch(a, name, cfg, tmp, rep, s, params[name])
+                              for s in torch_settings(a.threads)]
+                dtnn_runs = [lambda: run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend)]
+                order = dtnn_runs + torch_runs if rep % 2 == 0 else torch_runs + dtnn_runs
+                for run in order:
+                    rec = run()
+                    records.append(rec)
+                    if jf:
+                        jf.write(json.dumps(rec) + "\n")
+                        jf.flush()
+                    if rec["side"] == "dtnn":
+                        log(f"  [{rep + 1}/{a.repeat}] {name:12s} dtnn        train "
+                            f"{fmt(rec['train_images_per_s'])} img/s ({rec['train_wall_s']:.1f} s), "
+                            f"infer {fmt(rec['infer_images_per_s'])} img/s ({rec['infer_wall_s']:.1f} s)")
+                    else:
+                        log(f"  [{rep + 1}/{a.repeat}] {name:12s} torch {rec['setting']:>9s} train "
+                            f"{fmt(rec.get('train_images_per_s'))} img/s, infer "
+                            f"{fmt(rec.get('infer_images_per_s'))} img/s ({rec['wall_s']:.1f} s)")
+    finally:
+        if jf:
+            jf.close()
+        if not a.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"dtnn ({backend or 'default backend'}, {a.threads} threads) vs PyTorch; images/s, "
+          f"medians of {a.repeat} repeat(s); ratio = dtnn / PyTorch")
+    for name in a.models:
+        p = params[name]
+        print(f"  {name}: {p:,} parameters (dtnn = PyTorch), "
+              f"{cfgs[name]['steps']} timed training steps, inference batch {cfgs[name]['infer_batch']}")
+    summarize(a, records)
+    if any(r["side"] == "dtnn" and r["infer_images_per_s"] is None for r in records):
+        print("dtnn infer n/a: dtnn-run --eval-only --metrics wrote no images_per_s")
+
+
+if __name__ == "__main__":
+    main()
