@@ -88,6 +88,7 @@ const OpTable &OpTable::get() {
     registerEncodingOps(t);
     registerLossOps(t);
     registerOptimizerOps(t);
+    registerCollectiveOps(t);
     return t;
   }();
   return table;

@@ -39,5 +39,6 @@ void registerDropoutOps(OpTable &t);
 void registerEncodingOps(OpTable &t);
 void registerLossOps(OpTable &t);
 void registerOptimizerOps(OpTable &t);
+void registerCollectiveOps(OpTable &t);
 
 } // namespace dtnn::ir

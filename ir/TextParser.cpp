@@ -472,7 +472,7 @@ bool Parser::parseScalar(AttrValue &v) {
   return true;
 }
 
-// type ::= IDENT '[' (dim (',' dim)*)? ']'    dim ::= INTEGER | '?'
+// type ::= IDENT '[' (dim (',' dim)*)? ']' | 'token'    dim ::= INTEGER | '?'
 bool Parser::parseType(TensorType &t) {
   if (!tok_.is(Token::Ident))
     return errorAt(tok_, "expected a tensor type like f32[?,10], got " + tokenDescription(tok_));
@@ -480,10 +480,11 @@ bool Parser::parseType(TensorType &t) {
   std::optional<DType> dtype = parseDType(name);
   if (!dtype)
     return errorAt(tok_, "unknown element type '" + name + "'" +
-                             didYouMean(name, {"f32", "f64", "i32", "i64", "u8", "bool"}));
+                             didYouMean(name, {"f32", "f64", "i32", "i64", "u8", "bool", "token"}));
   t.dtype = *dtype;
   t.dims.clear();
   advance();
+  if (t.isToken()) return true;
   if (!expect(Token::LBracket, "'[' and the dimensions after the element type")) return false;
   while (!tok_.is(Token::RBracket)) {
     if (tok_.is(Token::Question)) {

@@ -11,6 +11,7 @@ struct DTypeInfo {
 constexpr DTypeInfo kDTypes[] = {
     {DType::F32, "f32", 4}, {DType::F64, "f64", 8}, {DType::I32, "i32", 4},
     {DType::I64, "i64", 8}, {DType::U8, "u8", 1},   {DType::Bool, "bool", 1},
+    {DType::Token, "token", 0},
 };
 } // namespace
 
@@ -59,6 +60,9 @@ std::string dimsStr(const std::vector<int64_t> &dims) {
   return s + "]";
 }
 
-std::string TensorType::str() const { return std::string(dtypeName(dtype)) + dimsStr(dims); }
+std::string TensorType::str() const {
+  if (isToken()) return "token";
+  return std::string(dtypeName(dtype)) + dimsStr(dims);
+}
 
 } // namespace dtnn::ir

@@ -10,7 +10,9 @@
 
 namespace dtnn::ir {
 
-enum class DType : uint8_t { F32, F64, I32, I64, U8, Bool };
+// Token is not a tensor: a value that orders asynchronous work (the start
+// and the wait of a collective). It has no dims and no storage.
+enum class DType : uint8_t { F32, F64, I32, I64, U8, Bool, Token };
 
 std::string_view dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view name);
@@ -34,7 +36,8 @@ struct TensorType {
   std::optional<int64_t> numElements() const;
   bool operator==(const TensorType &o) const { return dtype == o.dtype && dims == o.dims; }
   bool operator!=(const TensorType &o) const { return !(*this == o); }
-  // Text form, e.g. `f32[?,3,32,32]`.
+  bool isToken() const { return dtype == DType::Token; }
+  // Text form, e.g. `f32[?,3,32,32]`, or `token`.
   std::string str() const;
 };
 

@@ -87,6 +87,8 @@ private:
       else if (p->value->type() != p->type)
         add(loc, "parameter @" + p->name + " is declared " + p->type.str() +
                      " but its value has type " + p->value->type().str());
+      else if (p->type.isToken())
+        add(loc, "parameter @" + p->name + " is a token; parameters hold tensors");
       else
         paramValues_.insert(p->value);
     }
@@ -117,6 +119,9 @@ private:
         add(graphLoc(g), "graph @" + g.name() + " has an invalid input name '%" + in->name() + "'");
       else if (!inputNames.insert(in->name()).second)
         add(graphLoc(g), "graph @" + g.name() + " has two inputs named %" + in->name());
+      if (in->type().isToken())
+        add(graphLoc(g), "input %" + in->name() + " of graph @" + g.name() +
+                             " is a token; only an allreduce_start makes one");
       defined_.insert(in);
     }
     writtenBy_.clear();
@@ -129,6 +134,7 @@ private:
       noteWrites(*op);
       for (const Value *r : op->results()) defined_.insert(r);
     }
+    checkTokens(g);
     for (size_t i = 0; i < g.outputs().size(); ++i) {
       std::string problem = useProblem(g.outputs()[i], g);
       if (!problem.empty())
@@ -263,6 +269,52 @@ private:
                      " (in graph @" + g.name() + "); use the new version, result " +
                      std::to_string(it->second.second) + " of '" + writer.name() + "'");
     if (SourceLoc w = opLoc(writer); w.known()) d.note(w, "'" + writer.name() + "' writes it here");
+  }
+
+  // A token ties the start of asynchronous work to its wait: each token an
+  // op makes is used once, by an allreduce_wait that takes the start's
+  // buffers in the same order, and nothing else uses those buffers between
+  // the two (they are in flight). Tokens are never graph outputs.
+  void checkTokens(const Graph &g) {
+    std::map<const Value *, std::vector<std::pair<size_t, const Op *>>> users;
+    for (size_t k = 0; k < g.ops().size(); ++k)
+      for (const Value *v : g.ops()[k]->operands()) users[v].push_back({k, g.ops()[k].get()});
+    for (const Value *v : g.outputs())
+      if (v && v->type().isToken())
+        add(graphLoc(g), "graph @" + g.name() + " returns a token; wait for it instead");
+    for (size_t k = 0; k < g.ops().size(); ++k) {
+      const Op &start = *g.ops()[k];
+      for (const Value *r : start.results()) {
+        if (!r->type().isToken()) continue;
+        const auto &uses = users[r];
+        std::string what = "the token of '" + start.name() + "'";
+        if (uses.size() != 1 || uses[0].second->name() != "allreduce_wait") {
+          Diagnostic &d = add(opLoc(start), what + " must be used once, by an allreduce_wait; " +
+                                                "it has " + plural(uses.size(), "use") +
+                                                " (in graph @" + g.name() + ")");
+          for (const auto &[at, user] : uses)
+            if (SourceLoc l = opLoc(*user); l.known()) d.note(l, "used by '" + user->name() + "' here");
+          continue;
+        }
+        const Op &wait = *uses[0].second;
+        std::vector<Value *> buffers(wait.operands().begin() + 1, wait.operands().end());
+        if (wait.operand(0) != r || buffers != start.operands()) {
+          Diagnostic &d = add(opLoc(wait), "'allreduce_wait' must take the token of its "
+                                           "'allreduce_start' first, then the same buffers in "
+                                           "the same order (in graph @" + g.name() + ")");
+          if (SourceLoc l = opLoc(start); l.known()) d.note(l, "the start is here");
+          continue;
+        }
+        for (const Value *b : start.operands())
+          for (const auto &[at, user] : users[b]) {
+            if (at <= k || at >= uses[0].first) continue;
+            Diagnostic &d = add(opLoc(*user), "'" + user->name() + "' uses a buffer of '" +
+                                                  start.name() + "' before its allreduce_wait; "
+                                                  "it is being reduced (in graph @" + g.name() + ")");
+            if (SourceLoc l = opLoc(start); l.known()) d.note(l, "the reduction starts here");
+          }
+      }
+    }
   }
 
   // Adds a note pointing at where operand `index` was defined, when known.

@@ -1,8 +1,41 @@
 #include "runtime/Backend.h"
 
+#include "runtime/HostMemory.h"
+
+#include <cstdlib>
+#include <cstring>
+
 namespace dtnn::runtime {
 
-Kernel::~Kernel() = default;
 Backend::~Backend() = default;
+
+Expected<std::unique_ptr<Kernel>> Backend::makeConversion(const BufferDesc &from,
+                                                          const BufferDesc &to) {
+  return Error::make("the " + std::string(name()) + " backend cannot convert " + from.str() +
+                     " to " + to.str());
+}
+
+Error Backend::synchronize() {
+  Error e = computeQueue().synchronize();
+  Error c = copyQueue().synchronize();
+  return e ? e : c;
+}
+
+HostBackend::HostBackend()
+    : compute_(makeInlineQueue("compute")), copy_(makeThreadQueue("copy")) {}
+
+HostBackend::~HostBackend() = default;
+
+void *HostBackend::allocate(size_t bytes) { return allocateHostZeroed(bytes); }
+void HostBackend::release(void *p) { std::free(p); }
+uint64_t HostBackend::memoryBytes() const { return hostMemoryBytes(); }
+
+void HostBackend::copyToDevice(void *dst, const void *src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+
+void HostBackend::copyToHost(void *dst, const void *src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
 
 } // namespace dtnn::runtime

@@ -1,39 +1,22 @@
-// The backend interface: a backend owns device memory and binds a kernel to
-// each op of a plan for the op's concrete types. The executor only talks to
-// this interface, so the reference, oneDNN, JIT and CUDA backends plug in
-// without changes to it.
+// The backend interface: a backend owns memory in one memory space, queues
+// to launch work on, layout conversions between its own layouts and plain
+// ones, and kernels it registers in the kernel registry
+// (runtime/KernelRegistry.h). Backends register themselves by name in the
+// backend registry (runtime/BackendRegistry.h).
 #pragma once
 
 #include "ir/Error.h"
-#include "ir/IR.h"
-#include "runtime/Tensor.h"
+#include "runtime/Kernel.h"
+#include "runtime/Layout.h"
+#include "runtime/Queue.h"
 
 #include <memory>
-#include <string>
 #include <string_view>
-#include <vector>
 
 namespace dtnn::runtime {
 
-// What a kernel sees when it runs: the op (for its attributes) and views of
-// its operands and results, all with static types. Update ops write their
-// parameter and state operands in place.
-struct KernelArgs {
-  const ir::Op &op;
-  std::vector<TensorView> in;
-  std::vector<TensorView> out;
-};
-
-// A kernel bound to one op at concrete types; backends may precompute
-// (primitive descriptors, JIT code) when binding.
-class Kernel {
-public:
-  virtual ~Kernel();
-  virtual void run(const KernelArgs &args) = 0;
-};
-
 struct BackendOptions {
-  int threads = 0; // 0: the backend's default (all cores)
+  int threads = 0; // 0: the default (runtime/Threads.h)
 };
 
 class Backend {
@@ -41,22 +24,46 @@ public:
   virtual ~Backend();
   // The name users select it by: `dtnn-run --backend NAME`.
   virtual std::string_view name() const = 0;
-  // Binds a kernel for `op` with these operand and result types; an error
-  // names the op when the backend cannot run it.
-  virtual Expected<std::unique_ptr<Kernel>> bind(const ir::Op &op,
-                                                 const std::vector<ir::TensorType> &in,
-                                                 const std::vector<ir::TensorType> &out) = 0;
+  virtual MemorySpace memorySpace() const { return MemorySpace::Host; }
 
-  // Device memory, zero-filled on allocation; host memory for CPU backends.
+  // Memory, zero-filled on allocation. Throws std::bad_alloc when refused.
   virtual void *allocate(size_t bytes) = 0;
-  // Bytes of memory the backend allocates from (host or device), or 0 when
-  // unknown; runs that would need more are refused before they start.
-  virtual uint64_t memoryBytes() const { return 0; }
   virtual void release(void *p) = 0;
+  // Bytes of memory the backend allocates from, or 0 when unknown; runs that
+  // would need more are refused before they start.
+  virtual uint64_t memoryBytes() const { return 0; }
   virtual void copyToDevice(void *dst, const void *src, size_t bytes) = 0;
   virtual void copyToHost(void *dst, const void *src, size_t bytes) = 0;
-  // Waits until every kernel launched so far has finished.
-  virtual void synchronize() {}
+
+  // The queue its kernels compute on, and one that copies inputs in while
+  // kernels run.
+  virtual Queue &computeQueue() = 0;
+  virtual Queue &copyQueue() = 0;
+
+  // A kernel converting a buffer from one layout to another, where one of
+  // them is this backend's own; an error when it cannot.
+  virtual Expected<std::unique_ptr<Kernel>> makeConversion(const BufferDesc &from,
+                                                           const BufferDesc &to);
+  // Waits until the work launched on its queues so far has finished.
+  virtual Error synchronize();
+};
+
+// A backend in host memory that computes on the calling thread: memory from
+// the host allocator and an inline compute queue.
+class HostBackend : public Backend {
+public:
+  HostBackend();
+  ~HostBackend() override;
+  void *allocate(size_t bytes) override;
+  void release(void *p) override;
+  uint64_t memoryBytes() const override;
+  void copyToDevice(void *dst, const void *src, size_t bytes) override;
+  void copyToHost(void *dst, const void *src, size_t bytes) override;
+  Queue &computeQueue() override { return *compute_; }
+  Queue &copyQueue() override { return *copy_; }
+
+private:
+  std::unique_ptr<Queue> compute_, copy_;
 };
 
 } // namespace dtnn::runtime

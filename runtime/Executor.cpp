@@ -1,63 +1,179 @@
 #include "runtime/Executor.h"
 
+#include "ir/Printer.h"
+
 #include <cassert>
+#include <set>
 
 namespace dtnn::runtime {
 
-Executor::Executor(const Plan &plan, ParamStore &params, Backend &backend)
-    : plan_(plan), params_(params), backend_(backend) {
-  arena_ = backend_.allocate(plan_.arenaBytes ? plan_.arenaBytes : 64);
-  for (int id : plan_.inputs) inputs_.push_back(backend_.allocate(byteSize(plan_.values[id].type)));
-  for (const PlanStep &s : plan_.steps) {
-    KernelArgs a{*s.op, {}, {}};
-    for (int id : s.in) a.in.push_back(view(id));
-    for (int id : s.out) a.out.push_back(view(id));
-    args_.push_back(std::move(a));
-  }
+Executor::Executor(const Plan &plan, ExecServices services) : plan_(plan), s_(services) {
+  assert(plan.stage == PlanStage::Bind && "executors run bound plans");
+  Backend &primary = s_.backends.primary();
+  for (auto &slot : inputs_)
+    for (int id : plan_.inputs)
+      slot.push_back(primary.allocate(plan_.values[id].desc.bytes));
+  s_.arena.reserve(plan_.arenaBytes);
+  planLaunches();
 }
 
 Executor::~Executor() {
-  backend_.release(arena_);
-  for (void *p : inputs_) backend_.release(p);
+  for (Event &e : inputReady_) e.wait();
+  for (auto &slot : inputs_)
+    for (void *p : slot) s_.backends.primary().release(p);
 }
 
-TensorView Executor::view(int id) const {
+// Each step's queue, and which steps on other queues it must wait for: the
+// producers of its operands (and of the storage they alias), and for an
+// operand it writes, the earlier readers of that storage.
+void Executor::planLaunches() {
+  size_t n = plan_.steps.size();
+  launches_.resize(n);
+  std::vector<std::vector<int>> readers(plan_.values.size());
+  for (size_t s = 0; s < n; ++s) {
+    const PlanStep &step = plan_.steps[s];
+    Launch &l = launches_[s];
+    switch (step.kernel->queue()) {
+    case QueueKind::Compute: l.queue = &s_.backends.find(step.backend)->computeQueue(); break;
+    case QueueKind::Copy: l.queue = &s_.backends.find(step.backend)->copyQueue(); break;
+    case QueueKind::Comm: l.queue = s_.commQueue; break;
+    }
+    assert(l.queue && "no queue for a step (a collective without a communication queue)");
+    contexts_.push_back(std::make_unique<ExecContext>(ExecContext{*l.queue, s_.comm}));
+    std::set<int> deps;
+    std::vector<const ir::OperandSpec *> specs;
+    if (step.op) specs = step.op->def().operandSpecs(step.op->operands().size(), step.op->attrs());
+    for (size_t i = 0; i < step.in.size(); ++i) {
+      for (int v = step.in[i];; v = plan_.values[v].aliasOf) {
+        if (plan_.values[v].def >= 0) deps.insert(plan_.values[v].def);
+        if (plan_.values[v].storage == PlanValue::Storage::Input) l.readsInputs = true;
+        if (plan_.values[v].storage != PlanValue::Storage::Alias) break;
+      }
+      int root = plan_.root(step.in[i]);
+      if (!specs.empty() && specs[i]->writes())
+        for (int r : readers[root]) deps.insert(r);
+      readers[root].push_back(static_cast<int>(s));
+    }
+    for (int d : deps)
+      if (launches_[d].queue != l.queue) {
+        l.waitFor.push_back(d);
+        launches_[d].recordEvent = true;
+      }
+  }
+}
+
+TensorView Executor::view(int id, int slot) const {
   const PlanValue &v = plan_.values[id];
   switch (v.storage) {
-  case PlanValue::Storage::Arena: return {static_cast<char *>(arena_) + v.offset, v.type};
-  case PlanValue::Storage::Param: return params_.view(v.param);
-  case PlanValue::Storage::Input: return {inputs_[v.input], v.type};
+  case PlanValue::Storage::Arena: return {s_.arena.base() + v.offset, v.desc.type};
+  case PlanValue::Storage::Param: return s_.params.view(v.param);
+  case PlanValue::Storage::Input: return {inputs_[slot][v.input], v.desc.type};
+  case PlanValue::Storage::Alias: return {view(v.aliasOf, slot).data, v.desc.type};
   }
   return {};
 }
 
-void Executor::setInput(size_t i, const void *host, size_t bytes) {
-  assert(i < inputs_.size() && bytes == byteSize(plan_.values[plan_.inputs[i]].type));
-  backend_.copyToDevice(inputs_[i], host, bytes);
+void Executor::bindArgs() {
+  for (int slot = 0; slot < 2; ++slot) {
+    args_[slot].clear();
+    for (const PlanStep &s : plan_.steps) {
+      KernelArgs a;
+      a.op = s.op;
+      for (int id : s.in) a.in.push_back(view(id, slot));
+      for (int id : s.out) a.out.push_back(view(id, slot));
+      if (s.workspaceBytes) a.workspace = s_.arena.base() + s.workspaceOffset;
+      args_[slot].push_back(std::move(a));
+    }
+  }
+  boundGeneration_ = s_.arena.generation();
+  boundParams_ = s_.params.generation();
 }
 
-void Executor::run() {
-  for (size_t i = 0; i < plan_.steps.size(); ++i) plan_.steps[i].kernel->run(args_[i]);
-  backend_.synchronize();
+void Executor::stageInputs(const std::vector<const void *> &data) {
+  assert(data.size() == plan_.inputs.size() && staged_ < 2 && "bad input staging");
+  int slot = (head_ + staged_) % 2;
+  Backend &primary = s_.backends.primary();
+  Queue &q = primary.copyQueue();
+  for (size_t i = 0; i < data.size(); ++i) {
+    void *dst = inputs_[slot][i];
+    const void *src = data[i];
+    size_t bytes = plan_.values[plan_.inputs[i]].desc.bytes;
+    q.submit([&primary, dst, src, bytes] {
+      primary.copyToDevice(dst, src, bytes);
+      return Error::success();
+    });
+  }
+  inputReady_[slot] = q.record();
+  ++staged_;
+}
+
+void Executor::setInput(size_t i, const void *host, size_t bytes) {
+  assert(i < plan_.inputs.size() && bytes == plan_.values[plan_.inputs[i]].desc.bytes);
+  inputReady_[head_].wait();
+  s_.backends.primary().copyToDevice(inputs_[head_][i], host, bytes);
+}
+
+Error Executor::describe(const PlanStep &s, const Error &e) const {
+  std::string where = s.op ? ir::locationStr(s.op->loc()) : "";
+  return Error::make("'" + s.name() + "'" + (where.empty() ? "" : " " + where) + " on the " +
+                     s.backend + " backend: " + e.message());
+}
+
+Error Executor::run() {
+  if (boundGeneration_ != s_.arena.generation() || boundParams_ != s_.params.generation())
+    bindArgs();
+  int slot = head_;
+  lastSlot_ = slot;
+  size_t n = plan_.steps.size();
+  std::vector<Event> events(n);
+  if (profiling_) times_.assign(n, {});
+  std::set<Queue *> used;
+  for (size_t s = 0; s < n; ++s) {
+    const Launch &l = launches_[s];
+    Queue &q = *l.queue;
+    used.insert(&q);
+    if (l.readsInputs) q.waitFor(inputReady_[slot]);
+    for (int d : l.waitFor) q.waitFor(events[d]);
+    Kernel *k = plan_.steps[s].kernel.get();
+    const KernelArgs *a = &args_[slot][s];
+    ExecContext *ctx = contexts_[s].get();
+    StepTime *t = profiling_ ? &times_[s] : nullptr;
+    const PlanStep *step = &plan_.steps[s];
+    q.submit([this, k, a, ctx, t, step] {
+      if (t) t->start = monotonicSeconds();
+      Error e = k->run(*a, *ctx);
+      if (t) t->end = monotonicSeconds();
+      return e ? describe(*step, e) : e;
+    });
+    if (l.recordEvent) events[s] = q.record();
+  }
+  Error first;
+  for (Queue *q : used)
+    if (Error e = q->synchronize(); e && !first) first = e;
+  if (staged_ > 0) {
+    head_ = (head_ + 1) % 2;
+    --staged_;
+  }
+  return first;
 }
 
 Tensor Executor::output(size_t i) const {
-  TensorView v = view(plan_.outputs[i]);
+  TensorView v = view(plan_.outputs[i], lastSlot_);
   Tensor t(v.type);
-  backend_.copyToHost(t.raw(), v.data, t.bytes());
+  s_.backends.primary().copyToHost(t.raw(), v.data, t.bytes());
   return t;
 }
 
 double Executor::scalarOutput(size_t i) const {
-  TensorView v = view(plan_.outputs[i]);
+  TensorView v = view(plan_.outputs[i], lastSlot_);
   assert(v.numel() == 1 && (v.type.dtype == ir::DType::F32 || v.type.dtype == ir::DType::F64));
   if (v.type.dtype == ir::DType::F64) {
     double d = 0;
-    backend_.copyToHost(&d, v.data, sizeof d);
+    s_.backends.primary().copyToHost(&d, v.data, sizeof d);
     return d;
   }
   float f = 0;
-  backend_.copyToHost(&f, v.data, sizeof f);
+  s_.backends.primary().copyToHost(&f, v.data, sizeof f);
   return f;
 }
 

@@ -1,38 +1,90 @@
-// The executor: runs a plan's steps in order on its backend, over an arena it
-// allocates and the module parameters held by a ParamStore.
+// The executor: runs a plan's steps over the run's arena and parameters.
+// Each step is launched on its kernel's queue (a backend's compute queue, or
+// the communication queue) after that queue is made to wait for the events
+// of the steps on other queues it depends on (the producers of what it
+// reads, the earlier readers of what it writes), so work on different queues
+// overlaps wherever the dependencies allow. Inputs are double-buffered: the
+// next run's inputs are copied in on the copy queue while a run computes.
 #pragma once
 
+#include "runtime/Arena.h"
+#include "runtime/Communicator.h"
 #include "runtime/ParamStore.h"
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
+
+#include <array>
 
 namespace dtnn::runtime {
 
+// What plans run against: shared by the executors of a run.
+struct ExecServices {
+  Arena &arena;
+  ParamStore &params;
+  const BackendSet &backends;
+  Communicator *comm = nullptr; // for collectives
+  Queue *commQueue = nullptr;   // where collectives run
+};
+
+// When one step ran, in monotonicSeconds(), with profiling on.
+struct StepTime {
+  double start = 0, end = 0;
+};
+
 class Executor {
 public:
-  Executor(const Plan &plan, ParamStore &params, Backend &backend);
+  Executor(const Plan &plan, ExecServices services);
   ~Executor();
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
 
   const Plan &plan() const { return plan_; }
-  // Copies host data into graph input i; `bytes` must match its type.
+  // Starts copying host data into the input buffers of a coming run, on the
+  // copy queue: `data[i]` holds graph input i (its type's size) and must stay
+  // valid until the run that uses it returns. Runs use staged inputs oldest
+  // first; at most two may wait, so stage at most one run ahead.
+  void stageInputs(const std::vector<const void *> &data);
+  // Copies input i for the next run now; the other inputs stay as staged.
   void setInput(size_t i, const void *host, size_t bytes);
-  // Runs every step once.
-  void run();
-  // Copies graph output i to the host.
+  // Runs every step once with the oldest staged inputs and waits until all
+  // of them finished; the first failure comes back.
+  Error run();
+  // Records each step's start and end in the runs from now on.
+  void setProfiling(bool on) { profiling_ = on; }
+  // The steps' times in the last run (empty without profiling).
+  const std::vector<StepTime> &times() const { return times_; }
+
+  // Copies graph output i of the last run to the host.
   Tensor output(size_t i) const;
   // Reads a scalar f32 or f64 output as a double.
   double scalarOutput(size_t i) const;
 
 private:
-  TensorView view(int valueId) const;
+  struct Launch {
+    Queue *queue = nullptr;
+    std::vector<int> waitFor; // steps on other queues to wait for
+    bool recordEvent = false; // a step on another queue waits for this one
+    bool readsInputs = false;
+  };
+  void planLaunches();
+  void bindArgs();
+  TensorView view(int valueId, int slot) const;
+  Error describe(const PlanStep &s, const Error &e) const;
 
   const Plan &plan_;
-  ParamStore &params_;
-  Backend &backend_;
-  void *arena_ = nullptr;
-  std::vector<void *> inputs_;
-  std::vector<KernelArgs> args_;
+  ExecServices s_;
+  std::vector<Launch> launches_;
+  std::vector<std::unique_ptr<ExecContext>> contexts_;
+  // Two slots of input buffers; `staged_` counts the slots holding the
+  // inputs of coming runs, from `head_` on.
+  std::array<std::vector<void *>, 2> inputs_;
+  std::array<Event, 2> inputReady_;
+  int head_ = 0, staged_ = 0;
+  int lastSlot_ = 0; // the slot the last run read
+  // Kernel arguments for each input slot, built for one arena generation.
+  std::array<std::vector<KernelArgs>, 2> args_;
+  uint64_t boundGeneration_ = UINT64_MAX, boundParams_ = UINT64_MAX;
+  bool profiling_ = false;
+  std::vector<StepTime> times_;
 };
 
 } // namespace dtnn::runtime

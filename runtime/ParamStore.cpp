@@ -1,13 +1,17 @@
 #include "runtime/ParamStore.h"
 
+#include "runtime/Convert.h"
+
 #include <cassert>
 
 namespace dtnn::runtime {
 
-ParamStore::ParamStore(const ir::Module &m, Backend &backend) : module_(m), backend_(backend) {
+ParamStore::ParamStore(const ir::Module &m, const BackendSet &backends)
+    : module_(m), backends_(backends) {
   for (const auto &p : m.params()) {
     assert(p->type.isStatic() && "parameters have static types");
-    storage_[p->name] = {backend_.allocate(byteSize(p->type)), p->type};
+    BufferDesc d = BufferDesc::plain(p->type);
+    storage_[p->name] = {d, backends_.primary().allocate(d.bytes)};
   }
 }
 
@@ -18,26 +22,65 @@ uint64_t ParamStore::bytesNeeded(const ir::Module &m) {
 }
 
 ParamStore::~ParamStore() {
-  for (auto &[name, v] : storage_) backend_.release(v.data);
+  for (auto &[name, s] : storage_) backends_.primary().release(s.data);
 }
 
 TensorView ParamStore::view(const std::string &name) const {
   auto it = storage_.find(name);
   assert(it != storage_.end() && "unknown parameter");
-  return it->second;
+  return {it->second.data, it->second.desc.type};
 }
 
-Tensor ParamStore::read(const std::string &name) const {
-  TensorView v = view(name);
-  Tensor t(v.type);
-  backend_.copyToHost(t.raw(), v.data, t.bytes());
+const BufferDesc &ParamStore::desc(const std::string &name) const {
+  auto it = storage_.find(name);
+  assert(it != storage_.end() && "unknown parameter");
+  return it->second.desc;
+}
+
+uint64_t ParamStore::bytes() const {
+  uint64_t n = 0;
+  for (const auto &[name, s] : storage_) n += s.desc.bytes;
+  return n;
+}
+
+Error ParamStore::setLayout(const std::string &name, const BufferDesc &desc) {
+  auto it = storage_.find(name);
+  assert(it != storage_.end() && desc.type == it->second.desc.type && "bad parameter layout");
+  Slot &s = it->second;
+  if (s.desc == desc) return Error::success();
+  void *data = backends_.primary().allocate(desc.bytes);
+  if (Error e = convertBuffer(backends_, s.desc, s.data, desc, data)) {
+    backends_.primary().release(data);
+    return Error::make("parameter @" + name + ": " + e.message());
+  }
+  backends_.primary().release(s.data);
+  s = {desc, data};
+  ++generation_;
+  return Error::success();
+}
+
+Expected<Tensor> ParamStore::read(const std::string &name) const {
+  const BufferDesc &d = desc(name);
+  Tensor t(d.type);
+  if (d == BufferDesc::plain(d.type)) {
+    backends_.primary().copyToHost(t.raw(), view(name).data, t.bytes());
+    return t;
+  }
+  if (Error e = convertBuffer(backends_, d, view(name).data, BufferDesc::plain(d.type), t.raw()))
+    return Error::make("parameter @" + name + ": " + e.message());
   return t;
 }
 
-void ParamStore::write(const std::string &name, const Tensor &t) {
-  TensorView v = view(name);
-  assert(v.type == t.type() && "parameter type mismatch");
-  backend_.copyToDevice(v.data, t.raw(), t.bytes());
+Error ParamStore::write(const std::string &name, const Tensor &t) {
+  const BufferDesc &d = desc(name);
+  assert(d.type == t.type() && "parameter type mismatch");
+  if (d == BufferDesc::plain(d.type)) {
+    backends_.primary().copyToDevice(view(name).data, t.raw(), t.bytes());
+    return Error::success();
+  }
+  if (Error e = convertBuffer(backends_, BufferDesc::plain(t.type()), t.raw(), d, view(name).data))
+    return Error::make("parameter @" + name + ": " + e.message());
+  return Error::success();
 }
 
 } // namespace dtnn::runtime

@@ -1,24 +1,26 @@
 // The module's parameters and buffers (weights, running statistics,
-// optimizer state) in a backend's memory, by name. Plans of every graph of
-// the module bind to the same storage, so a train step updates the weights
-// the eval step reads.
+// optimizer state) in the memory of the run's primary backend, by name.
+// Plans of every graph of the module bind to the same storage, so a train
+// step updates the weights the eval step reads. Each starts plain; plan
+// building moves it to the layout its kernels want (setLayout), while reads
+// and writes from the host (initialization, checkpoints) stay canonical:
+// plain row-major in host memory.
 #pragma once
 
 #include "ir/IR.h"
-#include "runtime/Backend.h"
+#include "runtime/BackendRegistry.h"
 
 #include <map>
 #include <string>
-#include <vector>
 
 namespace dtnn::runtime {
 
 class ParamStore {
 public:
-  // Allocates zero-filled storage for every parameter of `m`, whose types
-  // must be static.
-  ParamStore(const ir::Module &m, Backend &backend);
-  // The bytes the storage of `m`'s parameters and buffers takes.
+  // Allocates zero-filled plain storage for every parameter of `m`, whose
+  // types must be static.
+  ParamStore(const ir::Module &m, const BackendSet &backends);
+  // The bytes the plain storage of `m`'s parameters and buffers takes.
   static uint64_t bytesNeeded(const ir::Module &m);
   ~ParamStore();
   ParamStore(const ParamStore &) = delete;
@@ -26,16 +28,29 @@ public:
 
   const ir::Module &module() const { return module_; }
   bool has(const std::string &name) const { return storage_.count(name) != 0; }
-  // Device view of a parameter; the name must exist.
+  // The storage of a parameter in its current layout; the name must exist.
   TensorView view(const std::string &name) const;
-  // Host copies in and out.
-  Tensor read(const std::string &name) const;
-  void write(const std::string &name, const Tensor &t);
+  const BufferDesc &desc(const std::string &name) const;
+  // The bytes held now, in the current layouts.
+  uint64_t bytes() const;
+  // Changes whenever a parameter's storage moves (setLayout).
+  uint64_t generation() const { return generation_; }
+
+  // Moves parameter `name` to `desc` (same type), converting its values.
+  Error setLayout(const std::string &name, const BufferDesc &desc);
+  // Canonical host copies in and out.
+  Expected<Tensor> read(const std::string &name) const;
+  Error write(const std::string &name, const Tensor &t);
 
 private:
+  struct Slot {
+    BufferDesc desc;
+    void *data = nullptr;
+  };
   const ir::Module &module_;
-  Backend &backend_;
-  std::map<std::string, TensorView> storage_;
+  const BackendSet &backends_;
+  std::map<std::string, Slot> storage_;
+  uint64_t generation_ = 0;
 };
 
 } // namespace dtnn::runtime

@@ -30,7 +30,7 @@ Error initializeParams(ParamStore &store, uint64_t seed) {
   for (const auto &p : store.module().params()) {
     Tensor t(p->type);
     if (Error e = initializeParam(p->init, p->type, seed, p->name, t)) return e;
-    store.write(p->name, t);
+    if (Error e = store.write(p->name, t)) return e;
   }
   return Error::success();
 }
@@ -38,7 +38,11 @@ Error initializeParams(ParamStore &store, uint64_t seed) {
 Error saveTrainState(const std::string &path, const std::string &model, const ParamStore &store,
                      const Progress &progress, const std::map<std::string, std::string> &meta) {
   Checkpoint ck;
-  for (const auto &p : store.module().params()) ck.tensors.emplace(p->name, store.read(p->name));
+  for (const auto &p : store.module().params()) {
+    auto t = store.read(p->name);
+    if (!t) return t.takeError();
+    ck.tensors.emplace(p->name, std::move(*t));
+  }
   ck.metadata = meta;
   ck.metadata["format"] = kFormat;
   ck.metadata["model"] = model;
@@ -84,7 +88,8 @@ Expected<std::map<std::string, std::string>> loadTrainState(const std::string &p
     if (!v) return v.takeError();
     *field = *v;
   }
-  for (const auto &[name, t] : ck->tensors) store.write(name, t);
+  for (const auto &[name, t] : ck->tensors)
+    if (Error e = store.write(name, t)) return e;
   progress = loaded;
   return meta;
 }

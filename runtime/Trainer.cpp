@@ -1,10 +1,11 @@
 #include "runtime/Trainer.h"
 
-#include "runtime/Executor.h"
 #include "runtime/HostMemory.h"
+#include "runtime/ModuleRunner.h"
 #include "runtime/Report.h"
 #include "runtime/TrainState.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -25,55 +26,14 @@ std::string memoryOwner(const Backend &backend) {
   return "the " + std::string(backend.name()) + " backend";
 }
 
-// Plans and executors of one graph, one per batch size met (the last batch
-// of an epoch may be smaller). `held` counts the backend memory in use, the
-// parameters and the arenas of every plan built, and is shared by the
-// runners of a session, so a plan that would not fit is refused before its
-// arena is allocated.
-class StepRunner {
-public:
-  StepRunner(const ir::Graph &g, ParamStore &store, Backend &backend, uint64_t &held)
-      : g_(g), store_(store), backend_(backend), held_(held) {}
-
-  Expected<Executor *> get(int64_t batch) {
-    auto it = byBatch_.find(batch);
-    if (it != byBatch_.end()) return it->second.ex.get();
-    auto plan = buildPlan(g_, batch, backend_);
-    if (!plan) return plan.takeError();
-    if (Error e = checkFits(held_ + plan->arenaBytes, backend_.memoryBytes(),
-                            "at batch " + std::to_string(batch) + ", the values of @" +
-                                g_.name() + " and the parameters need",
-                            memoryOwner(backend_)))
-      return Error::make(e.message() + "; use a smaller batch");
-    held_ += plan->arenaBytes;
-    Entry &e = byBatch_[batch];
-    e.plan = std::make_unique<Plan>(std::move(*plan));
-    e.ex = std::make_unique<Executor>(*e.plan, store_, backend_);
-    return e.ex.get();
-  }
-
-private:
-  struct Entry {
-    std::unique_ptr<Plan> plan;
-    std::unique_ptr<Executor> ex;
-  };
-  const ir::Graph &g_;
-  ParamStore &store_;
-  Backend &backend_;
-  uint64_t &held_;
-  std::map<int64_t, Entry> byBatch_;
-};
-
-// Sums of the step outputs (loss, metrics) weighted by batch size.
-struct Totals {
-  std::vector<double> sums;
-  int64_t samples = 0;
-  void add(const std::vector<double> &values, int64_t n) {
-    sums.resize(values.size());
-    for (size_t i = 0; i < values.size(); ++i) sums[i] += values[i] * n;
-    samples += n;
-  }
-  double mean(size_t i) const { return samples && i < sums.size() ? sums[i] / samples : std::nan(""); }
+// A batch on its way into the input buffers of the executor that runs it,
+// with the learning rate and step count of its train step. It stays at one
+// address until its run returns: the copy reads from it.
+struct StagedBatch {
+  Batch batch;
+  float lr = 0;
+  int64_t step = 0;
+  Executor *exec = nullptr;
 };
 
 // Training time and images, for images per second.
@@ -87,11 +47,25 @@ struct Timing {
   double rate() const { return seconds > 0 ? samples / seconds : 0; }
 };
 
+// Sums of the step outputs (loss, metrics) weighted by batch size.
+struct Totals {
+  std::vector<double> sums;
+  int64_t samples = 0;
+  Timing timing; // of the steps, for images per second
+  void add(const std::vector<double> &values, int64_t n) {
+    sums.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) sums[i] += values[i] * n;
+    samples += n;
+  }
+  double mean(size_t i) const { return samples && i < sums.size() ? sums[i] / samples : std::nan(""); }
+};
+
 class Session {
 public:
-  Session(const ir::Module &m, const TrainSettings &s, const RunOptions &o, Backend &backend,
-          std::ostream &out, std::ostream &err)
-      : m_(m), s_(s), o_(o), backend_(backend), out_(out), err_(err), bar_(out, o.progressBar) {}
+  Session(const ir::Module &m, const TrainSettings &s, const RunOptions &o,
+          const BackendSet &backends, std::ostream &out, std::ostream &err)
+      : m_(m), s_(s), o_(o), backends_(backends), backend_(backends.primary()), out_(out),
+        err_(err), bar_(out, o.progressBar) {}
 
   RunStatus run();
 
@@ -116,7 +90,15 @@ private:
   Error findGraphs();
   Error loadData();
   Error checkData(const Dataset &d, const std::string &which);
-  Expected<std::vector<double>> runStep(StepRunner &runner, const Batch &b, bool training);
+  // Takes the next batch of `loader` and starts copying it into the inputs
+  // of the executor of `g` at its size, while an earlier batch may be
+  // computing; a train step gets the learning rate and step count of the
+  // step `ahead` steps after the next one to run. Null at the end of the
+  // epoch.
+  Expected<std::unique_ptr<StagedBatch>> stage(BatchLoader &loader, const ir::Graph &g,
+                                               bool training, int64_t ahead);
+  // Runs a staged batch and reads the graph's scalar outputs.
+  Expected<std::vector<double>> runStaged(const StagedBatch &b);
   Expected<Totals> evaluate(const std::vector<int64_t> &indices, const Dataset &d);
   Error saveState(const std::string &path);
   // Fails early when the folder that checkpoints go to does not exist.
@@ -132,14 +114,13 @@ private:
   const ir::Module &m_;
   const TrainSettings &s_;
   const RunOptions &o_;
-  Backend &backend_;
+  const BackendSet &backends_;
+  Backend &backend_; // the primary backend
   std::ostream &out_, &err_;
   ProgressBar bar_;
 
   const ir::Graph *fwd_ = nullptr, *train_ = nullptr, *eval_ = nullptr;
-  std::unique_ptr<ParamStore> store_;
-  uint64_t heldBytes_ = 0; // backend memory in use: parameters and plan arenas
-  std::unique_ptr<StepRunner> trainRunner_, evalRunner_;
+  std::unique_ptr<ModuleRunner> runner_;
   DataSplits data_;
   std::string dataName_; // the data source, for messages
   std::vector<int64_t> trainIdx_, valIdx_;
@@ -218,21 +199,30 @@ Error Session::loadData() {
   return Error::success();
 }
 
-Expected<std::vector<double>> Session::runStep(StepRunner &runner, const Batch &b, bool training) {
-  auto ex = runner.get(b.size);
-  if (!ex) return ex.takeError();
-  Executor &e = **ex;
-  e.setInput(0, b.images.data(), b.images.size() * sizeof(float));
-  e.setInput(1, b.labels.data(), b.labels.size() * sizeof(int32_t));
+Expected<std::unique_ptr<StagedBatch>> Session::stage(BatchLoader &loader, const ir::Graph &g,
+                                                      bool training, int64_t ahead) {
+  auto b = std::make_unique<StagedBatch>();
+  if (!loader.next(b->batch)) return std::unique_ptr<StagedBatch>();
+  auto exec = runner_->executor(g, b->batch.size);
+  if (!exec) return exec.takeError();
+  b->exec = *exec;
+  std::vector<const void *> data = {b->batch.images.data(), b->batch.labels.data()};
   if (training) {
-    float lr = static_cast<float>(lr_);
-    int64_t step = progress_.step + 1;
-    e.setInput(2, &lr, sizeof lr);
-    e.setInput(3, &step, sizeof step);
+    b->lr = static_cast<float>(schedule_->lr(progress_.epoch, progress_.stepInEpoch + ahead,
+                                             loader.batchesPerEpoch()));
+    b->step = progress_.step + 1 + ahead;
+    data.push_back(&b->lr);
+    data.push_back(&b->step);
   }
-  e.run();
+  b->exec->stageInputs(data);
+  return b;
+}
+
+Expected<std::vector<double>> Session::runStaged(const StagedBatch &b) {
+  if (Error e = b.exec->run()) return e;
   std::vector<double> values;
-  for (size_t i = 0; i < e.plan().outputs.size(); ++i) values.push_back(e.scalarOutput(i));
+  for (size_t i = 0; i < b.exec->plan().outputs.size(); ++i)
+    values.push_back(b.exec->scalarOutput(i));
   return values;
 }
 
@@ -245,12 +235,17 @@ Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Da
   BatchLoader loader(d, indices, lo);
   loader.startEpoch(0);
   Totals t;
-  Batch b;
-  while (loader.next(b)) {
-    auto v = runStep(*evalRunner_, b, false);
+  auto next = stage(loader, *eval_, false, 0);
+  for (int64_t k = 0; next && *next; ++k) {
+    std::unique_ptr<StagedBatch> cur = std::move(*next);
+    next = stage(loader, *eval_, false, 0);
+    double t0 = nowSeconds();
+    auto v = runStaged(*cur);
     if (!v) return v.takeError();
-    t.add(*v, b.size);
+    if (k > 0 || !*next) t.timing.add(nowSeconds() - t0, cur->batch.size);
+    t.add(*v, cur->batch.size);
   }
+  if (!next) return next.takeError();
   return t;
 }
 
@@ -285,7 +280,7 @@ Error Session::saveState(const std::string &path) {
   for (const auto &[k, v] : schedule_->state()) meta["schedule." + k] = v;
   if (early_)
     for (const auto &[k, v] : early_->state()) meta["early_stopping." + k] = v;
-  return saveTrainState(path, fwd_->name(), *store_, progress_, meta);
+  return saveTrainState(path, fwd_->name(), runner_->params(), progress_, meta);
 }
 
 Error Session::setUp() {
@@ -299,23 +294,25 @@ Error Session::setUp() {
     early_ = *es;
   }
   if (Error e = checkSaveFolder()) return e;
-  heldBytes_ = ParamStore::bytesNeeded(m_);
-  if (Error e = checkFits(heldBytes_, backend_.memoryBytes(),
+  if (Error e = checkFits(ParamStore::bytesNeeded(m_), backend_.memoryBytes(),
                           "the parameters and optimizer state of model '" + fwd_->name() + "' need",
                           memoryOwner(backend_)))
     return e;
   if (Error e = loadData()) return e;
-  store_ = std::make_unique<ParamStore>(m_, backend_);
-  if (Error e = initializeParams(*store_, s_.seed)) return e;
+  runner_ = std::make_unique<ModuleRunner>(m_, backends_);
+  if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
   if (!o_.resumePath.empty())
     if (Error e = resume()) return e;
-  trainRunner_ = std::make_unique<StepRunner>(*train_, *store_, backend_, heldBytes_);
-  evalRunner_ = std::make_unique<StepRunner>(*eval_, *store_, backend_, heldBytes_);
+  // The train step is planned first, so that its kernels choose the
+  // parameters' layouts; the eval step converts where it wants others.
+  int64_t first = std::min<int64_t>(s_.batch, static_cast<int64_t>(trainIdx_.size()));
+  if (!o_.evalOnly && first > 0)
+    if (auto exec = runner_->executor(*train_, first); !exec) return exec.takeError();
   return Error::success();
 }
 
 Error Session::resume() {
-  auto meta = loadTrainState(o_.resumePath, fwd_->name(), *store_, progress_);
+  auto meta = loadTrainState(o_.resumePath, fwd_->name(), runner_->params(), progress_);
   if (!meta) return meta.takeError();
   // The seed fixes the shuffle, the validation split and the dropout masks,
   // so a run resumed with another one would not continue the same run.
@@ -339,26 +336,47 @@ Error Session::resume() {
 }
 
 RunStatus Session::evalOnly() {
+  MetricsWriter writer;
+  if (!o_.metricsPath.empty())
+    if (Error e = writer.open(o_.metricsPath, false)) return fail(e.message());
   auto t = evaluate({}, data_.test);
   if (!t) return fail(t.error().message());
+  EpochRecord r;
+  r.epoch = progress_.epoch;
+  r.add("test_loss", t->mean(0));
+  for (size_t i = 0; i < s_.metrics.size(); ++i)
+    r.add("test_" + std::string(s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]),
+          t->mean(i + 1));
+  r.add("images_per_s", t->timing.samples ? t->timing.rate() : std::nan(""));
+  r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
   out_ << "test_loss " << t->mean(0);
   for (size_t i = 0; i < s_.metrics.size(); ++i)
     out_ << " test_" << (s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]) << " "
          << 100 * t->mean(i + 1) << "%";
+  if (t->timing.samples) out_ << " (" << std::llround(t->timing.rate()) << " images/s)";
   out_ << "\n";
+  if (!o_.metricsPath.empty())
+    if (Error e = writer.write(r)) return fail(e.message());
   return RunStatus::Ok;
 }
 
 RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals &train,
                               Timing &epochTiming) {
   int64_t epoch = progress_.epoch;
-  Batch b;
-  while (!stepLimitReached() && loader.next(b)) {
+  // The next batch's inputs are copied in while the current one computes.
+  Expected<std::unique_ptr<StagedBatch>> next = std::unique_ptr<StagedBatch>();
+  if (!stepLimitReached()) next = stage(loader, *train_, true, 0);
+  while (next && *next) {
+    std::unique_ptr<StagedBatch> cur = std::move(*next);
+    next = std::unique_ptr<StagedBatch>();
+    if (o_.maxSteps < 0 || runSteps_ + 1 < o_.maxSteps) next = stage(loader, *train_, true, 1);
+    if (!next) return fail(next.error().message());
     lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
     double t0 = nowSeconds();
-    auto v = runStep(*trainRunner_, b, true);
+    auto v = runStaged(*cur);
     if (!v) return fail(v.error().message());
     double dt = nowSeconds() - t0;
+    const Batch &b = cur->batch;
     ++progress_.step;
     ++progress_.stepInEpoch;
     ++runSteps_;
@@ -378,6 +396,7 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
     bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
                 epochTiming.rate());
   }
+  if (!next) return fail(next.error().message());
   return RunStatus::Ok;
 }
 
@@ -503,8 +522,8 @@ RunStatus Session::finish(double lastTestAcc) {
 } // namespace
 
 RunStatus train(const ir::Module &m, const TrainSettings &settings, const RunOptions &opts,
-                Backend &backend, std::ostream &out, std::ostream &err) {
-  Session s(m, settings, opts, backend, out, err);
+                const BackendSet &backends, std::ostream &out, std::ostream &err) {
+  Session s(m, settings, opts, backends, out, err);
   return s.run();
 }
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "ir/IR.h"
-#include "runtime/Backend.h"
+#include "runtime/BackendRegistry.h"
 #include "runtime/TrainSettings.h"
 
 #include <ostream>
@@ -32,6 +32,6 @@ enum class RunStatus { Ok = 0, InputError = 1, TrainingFailed = 3 };
 // Trains the model of `m`; prints to `out` (progress, one line per epoch, the
 // final test accuracy) and errors to `err`.
 RunStatus train(const ir::Module &m, const TrainSettings &settings, const RunOptions &opts,
-                Backend &backend, std::ostream &out, std::ostream &err);
+                const BackendSet &backends, std::ostream &out, std::ostream &err);
 
 } // namespace dtnn::runtime

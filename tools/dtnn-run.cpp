@@ -1,10 +1,10 @@
 // dtnn-run: trains a model. It compiles the file, applies the command-line
 // overrides to the file's train settings, builds the train and eval steps
 // with the `train` pipeline, and hands them to the runtime's training loop.
-#include "backends/Backends.h"
 #include "frontend/Frontend.h"
 #include "passes/Optimizers.h"
 #include "passes/PassManager.h"
+#include "runtime/BackendRegistry.h"
 #include "runtime/Trainer.h"
 #include "tools/CommandLine.h"
 
@@ -29,8 +29,9 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"lr", "X", "base learning rate"},
     {"optimizer", "NAME", "sgd, adam, adamw, rmsprop or nadam"},
     {"seed", "S", "seed of initialization, shuffling and dropout"},
-    {"backend", "NAME", "kernel backend (default reference)"},
-    {"threads", "T", "threads the backend may use (default: all cores)"},
+    {"backend", "NAME", "kernel backend (default: the first of 'dtnn-run --help')"},
+    {"threads", "T", "threads of the one thread pool (default: OMP_NUM_THREADS, else the CPUs "
+                     "this process may use)"},
     {"metrics", "FILE", "write one JSON object per epoch to FILE"},
     {"save", "FILE", "write a checkpoint (safetensors) when training ends"},
     {"resume", "FILE", "start from a checkpoint"},
@@ -106,9 +107,13 @@ int run(int argc, char **argv) {
   auto args = cli::parseArgs(argvec, kOptions, err);
   if (!args) return usageError(err);
   if (args->has("help")) {
+    std::string names;
+    for (const std::string &n : runtime::BackendRegistry::get().names())
+      names += (names.empty() ? "" : ", ") + n;
     std::cout << "usage: dtnn-run FILE.dtnn [options]\n\n"
               << "Trains the model of FILE.dtnn; its train section gives the defaults.\n\n"
-              << cli::optionsHelp(kOptions);
+              << cli::optionsHelp(kOptions) << "\nBackends of this build, the default first: "
+              << names << "\n";
     return kOk;
   }
   if (args->positional.size() != 1) return usageError("expected one model file");
@@ -125,8 +130,8 @@ int run(int argc, char **argv) {
       return usageError("--threads expects a positive integer, got '" + args->get("threads") + "'");
     bo.threads = static_cast<int>(t);
   }
-  auto backend = backends::createBackend(args->get("backend", "reference"), bo);
-  if (!backend) return usageError(backend.error().message());
+  auto backends = runtime::BackendSet::create(args->get("backend"), bo);
+  if (!backends) return usageError(backends.error().message());
 
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
@@ -164,7 +169,7 @@ int run(int argc, char **argv) {
   ro.resumePath = args->get("resume");
   ro.progressBar = !args->has("no-progress") && isatty(STDOUT_FILENO);
   return static_cast<int>(
-      runtime::train(*module, *settings, ro, **backend, std::cout, std::cerr));
+      runtime::train(*module, *settings, ro, *backends, std::cout, std::cerr));
 }
 
 } // namespace

@@ -1,6 +1,5 @@
 // dtnnc: the compiler driver. It parses options and calls the libraries;
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
-#include "backends/Backends.h"
 #include "frontend/Frontend.h"
 #include "ir/OpCatalogue.h"
 #include "ir/Printer.h"
@@ -11,13 +10,14 @@
 #include "passes/PassManager.h"
 #include "passes/PassRegistry.h"
 #include "passes/Pipelines.h"
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 #include "tools/CommandLine.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -106,15 +106,26 @@ bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, 
 }
 
 // Prints the plan of each graph of `m` at batch size `batch` on the
-// reference backend: the schedule with every value's type and arena offset.
-Error printPlans(const ir::Module &m, int64_t batch, std::ostream &os) {
-  auto backend = backends::createBackend("reference", {});
-  if (!backend) return backend.takeError();
-  for (const auto &g : m.graphs()) {
-    auto plan = runtime::buildPlan(*g, batch, **backend);
+// backends `backend` names (and the fallbacks) after stage `last`. The train
+// step is planned first, as dtnn-run plans it, so that its kernels choose
+// the parameters' layouts; the plans print in the module's order.
+Error printPlans(const ir::Module &m, int64_t batch, const std::string &backend,
+                 runtime::PlanStage last, std::ostream &os) {
+  auto backends = runtime::BackendSet::create(backend, {});
+  if (!backends) return backends.takeError();
+  runtime::PlanContext ctx{*backends, m, {}};
+  std::vector<const ir::Graph *> order;
+  for (const auto &g : m.graphs())
+    if (g->name().ends_with(".train")) order.push_back(g.get());
+  for (const auto &g : m.graphs())
+    if (!g->name().ends_with(".train")) order.push_back(g.get());
+  std::map<const ir::Graph *, std::string> text;
+  for (const ir::Graph *g : order) {
+    auto plan = runtime::buildPlan(*g, batch, ctx, last);
     if (!plan) return plan.takeError();
-    os << plan->str();
+    text[g] = plan->str();
   }
+  for (const auto &g : m.graphs()) os << text[g.get()];
   return Error::success();
 }
 
@@ -131,6 +142,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
                                {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps) or plan (default ir)"},
                                {"batch", "B", "the batch size of --emit=plan (default 1)"},
+                               {"backend", "NAME", "the backend --emit=plan plans for (default: the build's default)"},
+                               {"stop-after", "STAGE", "print --emit=plan after select, layouts, buffers or bind (default bind)"},
                                {"I", "DIR", "also search DIR for imported files", true}});
   std::string err;
   auto args = cli::parseArgs(argv, specs, err);
@@ -153,6 +166,18 @@ int cmdCompile(const std::vector<std::string> &argv) {
       return usageError("compile", "--batch expects an integer from 1 to 1073741824, got '" + b + "'");
     batch = v;
   }
+  if (Error e = runtime::BackendSet::checkName(args->get("backend")))
+    return usageError("compile", e.message());
+  runtime::PlanStage lastStage = runtime::PlanStage::Bind;
+  if (args->has("stop-after")) {
+    auto stage = runtime::parsePlanStage(args->get("stop-after"));
+    if (!stage || emitKind != "plan")
+      return usageError("compile", emitKind != "plan"
+                                       ? "--stop-after needs --emit=plan"
+                                       : "unknown plan stage '" + args->get("stop-after") +
+                                             "' (expected select, layouts, buffers or bind)");
+    lastStage = *stage;
+  }
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
   std::ostringstream out;
@@ -167,7 +192,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
   if (!runPasses(*args, training ? "train" : "default", *module, out, err))
     return err.empty() ? kInputError : usageError("compile", err);
   if (emitKind == "plan") {
-    if (Error e = printPlans(*module, batch, out)) {
+    if (Error e = printPlans(*module, batch, args->get("backend"), lastStage, out)) {
       std::cerr << "dtnnc: error: " << e.message() << "\n";
       return kInputError;
     }

@@ -54,11 +54,11 @@ template <typename T> void relu6BackwardKernel(const KernelArgs &a) {
 }
 
 template <typename T> void leakyReluKernel(const KernelArgs &a) {
-  T alpha = static_cast<T>(a.op.attrs().getFloat("alpha"));
+  T alpha = static_cast<T>(a.op->attrs().getFloat("alpha"));
   mapUnary<T>(a, [alpha](T x) { return x > T(0) ? x : alpha * x; });
 }
 template <typename T> void leakyReluBackwardKernel(const KernelArgs &a) {
-  T alpha = static_cast<T>(a.op.attrs().getFloat("alpha"));
+  T alpha = static_cast<T>(a.op->attrs().getFloat("alpha"));
   mapBackward<T>(a, [alpha](T dy, T x) { return x > T(0) ? dy : alpha * dy; });
 }
 
@@ -91,7 +91,7 @@ constexpr double kSqrtHalf = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
 template <typename T> void geluKernel(const KernelArgs &a) {
-  if (a.op.attrs().getString("approximate") == "tanh")
+  if (a.op->attrs().getString("approximate") == "tanh")
     mapUnary<T>(a, [](T x) {
       T inner = T(kSqrt2OverPi) * (x + T(kGeluKappa) * x * x * x);
       return T(0.5) * x * (T(1) + std::tanh(inner));
@@ -101,7 +101,7 @@ template <typename T> void geluKernel(const KernelArgs &a) {
 }
 
 template <typename T> void geluBackwardKernel(const KernelArgs &a) {
-  if (a.op.attrs().getString("approximate") == "tanh")
+  if (a.op->attrs().getString("approximate") == "tanh")
     mapBackward<T>(a, [](T dy, T x) {
       T x2 = x * x;
       T t = std::tanh(T(kSqrt2OverPi) * (x + T(kGeluKappa) * x2 * x));
@@ -151,7 +151,7 @@ AxisSplit splitAt(const TensorView &v, int64_t axisAttr) {
 // maximum along the axis for stability. Columns are processed together so
 // the innermost loops run over contiguous memory.
 template <typename T, bool Log> void softmaxForward(const KernelArgs &a) {
-  AxisSplit s = splitAt(a.in[0], a.op.attrs().getInt("axis"));
+  AxisSplit s = splitAt(a.in[0], a.op->attrs().getInt("axis"));
   const T *x = a.in[0].as<T>();
   T *y = a.out[0].as<T>();
   parallelFor(s.outer, [&](int64_t o) {
@@ -181,7 +181,7 @@ template <typename T> void logSoftmaxKernel(const KernelArgs &a) { softmaxForwar
 // softmax_backward: dx = y * (dy - sum(dy * y)); log_softmax_backward:
 // dx = dy - exp(y) * sum(dy), sums along the axis.
 template <typename T, bool Log> void softmaxBackward(const KernelArgs &a) {
-  AxisSplit s = splitAt(a.in[0], a.op.attrs().getInt("axis"));
+  AxisSplit s = splitAt(a.in[0], a.op->attrs().getInt("axis"));
   const T *dy = a.in[0].as<T>();
   const T *y = a.in[1].as<T>();
   T *dx = a.out[0].as<T>();
@@ -234,5 +234,7 @@ void registerActivationKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "log_softmax", logSoftmaxKernel);
   DTNN_REF_KERNEL(t, "log_softmax_backward", logSoftmaxBackwardKernel);
 }
+
+DTNN_REFERENCE_KERNELS(registerActivationKernels)
 
 } // namespace dtnn::reference

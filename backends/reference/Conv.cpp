@@ -119,7 +119,7 @@ template <typename T> T dot(const T *x, const T *y, int64_t n) {
 
 // y = conv2d(x, weight[, bias]), one image and group per iteration.
 template <typename T> void conv2dKernel(const KernelArgs &a) {
-  ConvGeom g = convGeom(a.op.attrs(), a.in[0], a.in[1], a.out[0]);
+  ConvGeom g = convGeom(a.op->attrs(), a.in[0], a.in[1], a.out[0]);
   const T *x = a.in[0].as<T>(), *w = a.in[1].as<T>();
   const T *bias = a.in.size() > 2 ? a.in[2].as<T>() : nullptr;
   T *y = a.out[0].as<T>();
@@ -138,7 +138,7 @@ template <typename T> void conv2dKernel(const KernelArgs &a) {
 
 // dx = conv2d_backward_data(dy, weight, x), one image and group per iteration.
 template <typename T> void conv2dBackwardDataKernel(const KernelArgs &a) {
-  ConvGeom g = convGeom(a.op.attrs(), a.in[2], a.in[1], a.in[0]);
+  ConvGeom g = convGeom(a.op->attrs(), a.in[2], a.in[1], a.in[0]);
   const T *dy = a.in[0].as<T>(), *w = a.in[1].as<T>();
   T *dx = a.out[0].as<T>();
   int64_t p = g.yPlane(), r = g.rows();
@@ -161,7 +161,7 @@ constexpr int64_t kWeightGradChunks = 8;
 
 // dw = conv2d_backward_weights(dy, x, weight).
 template <typename T> void conv2dBackwardWeightsKernel(const KernelArgs &a) {
-  ConvGeom g = convGeom(a.op.attrs(), a.in[1], a.in[2], a.in[0]);
+  ConvGeom g = convGeom(a.op->attrs(), a.in[1], a.in[2], a.in[0]);
   const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>();
   T *dw = a.out[0].as<T>();
   int64_t p = g.yPlane(), r = g.rows(), size = g.k * r;
@@ -212,5 +212,7 @@ void registerConvKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "conv2d_backward_weights", conv2dBackwardWeightsKernel);
   DTNN_REF_KERNEL(t, "conv2d_backward_bias", conv2dBackwardBiasKernel);
 }
+
+DTNN_REFERENCE_KERNELS(registerConvKernels)
 
 } // namespace dtnn::reference

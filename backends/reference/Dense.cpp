@@ -80,4 +80,6 @@ void registerDenseKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "dense_backward_bias", denseBackwardBiasKernel);
 }
 
+DTNN_REFERENCE_KERNELS(registerDenseKernels)
+
 } // namespace dtnn::reference

@@ -36,8 +36,8 @@ int64_t readStep(const TensorView &v) {
 template <typename T> void dropoutTrainKernel(const KernelArgs &a) {
   const T *x = a.in[0].as<T>();
   T *y = a.out[0].as<T>(), *mask = a.out[1].as<T>();
-  double rate = a.op.attrs().getFloat("rate");
-  uint64_t key = dropoutKey(a.op.attrs().getInt("seed"), readStep(a.in[1]));
+  double rate = a.op->attrs().getFloat("rate");
+  uint64_t key = dropoutKey(a.op->attrs().getInt("seed"), readStep(a.in[1]));
   // Draws below the threshold are dropped; rate 0 drops nothing.
   uint64_t threshold = static_cast<uint64_t>(rate * 0x1.0p53);
   T keep = static_cast<T>(1 / (1 - rate));
@@ -66,5 +66,7 @@ void registerDropoutKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "dropout", dropoutKernel);
   DTNN_REF_KERNEL(t, "dropout_train", dropoutTrainKernel);
 }
+
+DTNN_REFERENCE_KERNELS(registerDropoutKernels)
 
 } // namespace dtnn::reference

@@ -20,6 +20,7 @@ template <typename F> void dispatchAny(ir::DType t, F &&f) {
   case ir::DType::I64: f(int64_t{}); break;
   case ir::DType::U8: f(uint8_t{}); break;
   case ir::DType::Bool: f(bool{}); break;
+  case ir::DType::Token: break;
   }
 }
 
@@ -145,13 +146,13 @@ template <typename T> void broadcastLikeKernel(const KernelArgs &a) {
 }
 
 template <typename T> void fillKernel(const KernelArgs &a) {
-  T v = static_cast<T>(a.op.attrs().getFloat("value"));
+  T v = static_cast<T>(a.op->attrs().getFloat("value"));
   T *po = a.out[0].as<T>();
   std::fill(po, po + a.out[0].numel(), v);
 }
 
 template <typename T> void scaleKernel(const KernelArgs &a) {
-  T f = static_cast<T>(a.op.attrs().getFloat("factor"));
+  T f = static_cast<T>(a.op->attrs().getFloat("factor"));
   const T *px = a.in[0].as<T>();
   T *po = a.out[0].as<T>();
   parallelBlocks(a.out[0].numel(), [&](int64_t s, int64_t e) {
@@ -252,5 +253,7 @@ void registerElementwiseKernels(KernelTable &t) {
   DTNN_ANY_KERNEL(t, "broadcast_like", broadcastLikeKernel);
   DTNN_REF_KERNEL(t, "scale", scaleKernel);
 }
+
+DTNN_REFERENCE_KERNELS(registerElementwiseKernels)
 
 } // namespace dtnn::reference

@@ -24,4 +24,6 @@ void registerEncodingKernels(KernelTable &t) {
   });
 }
 
+DTNN_REFERENCE_KERNELS(registerEncodingKernels)
+
 } // namespace dtnn::reference

@@ -1,13 +1,13 @@
 // The reference backend's kernels: plain, readable C++ for every op, forward
 // and backward, templated on the element type so gradient checks can run in
-// double precision. Each op family registers its kernels by op name from its
-// own file.
+// double precision. Each op family registers its kernels in the kernel
+// registry from its own file (a registration function, called at start-up
+// by DTNN_REGISTER_KERNELS at the end of the file).
 #pragma once
 
-#include "runtime/Backend.h"
+#include "runtime/KernelRegistry.h"
 
 #include <functional>
-#include <map>
 #include <string>
 
 namespace dtnn::reference {
@@ -16,16 +16,24 @@ using runtime::KernelArgs;
 using runtime::TensorView;
 using KernelFn = std::function<void(const KernelArgs &)>;
 
+// The reference backend's name in the registries.
+inline constexpr const char *kBackendName = "reference";
+
+// Registers reference kernels in the kernel registry.
 class KernelTable {
 public:
-  // The process-wide table holding every reference kernel.
-  static const KernelTable &get();
-
+  explicit KernelTable(runtime::KernelRegistry &r) : r_(r) {}
+  // Registers `fn` for `op` at every element type, on plain buffers.
   void add(const std::string &op, KernelFn fn);
-  const KernelFn *find(const std::string &op) const;
+  // Registers an elementwise update over whole buffers: operands with
+  // operand 0's type share its layout, whatever it is, and the kernel sees
+  // them as flat arrays of all their elements, padding included.
+  void addSameLayout(const std::string &op, KernelFn fn);
+  // Registers a kernel object made per op, on plain buffers.
+  void addKernel(const std::string &op, runtime::KernelMaker make);
 
 private:
-  std::map<std::string, KernelFn> kernels_;
+  runtime::KernelRegistry &r_;
 };
 
 // Registration functions, one per file, mirroring ir/ops/.
@@ -40,5 +48,14 @@ void registerDropoutKernels(KernelTable &t);
 void registerEncodingKernels(KernelTable &t);
 void registerLossKernels(KernelTable &t);
 void registerOptimizerKernels(KernelTable &t);
+void registerCollectiveKernels(KernelTable &t);
+
+// At the end of each family's file: runs its registration function at
+// start-up, e.g. DTNN_REFERENCE_KERNELS(registerConvKernels).
+#define DTNN_REFERENCE_KERNELS(fn)                                                                 \
+  DTNN_REGISTER_KERNELS(fn##AtStartUp) {                                                           \
+    ::dtnn::reference::KernelTable t(r);                                                           \
+    fn(t);                                                                                         \
+  }
 
 } // namespace dtnn::reference

@@ -34,6 +34,7 @@ inline double readScalar(const TensorView &v) {
   case ir::DType::I64: return static_cast<double>(*v.as<int64_t>());
   case ir::DType::U8: return *v.as<uint8_t>();
   case ir::DType::Bool: return *v.as<bool>();
+  case ir::DType::Token: return 0;
   }
   return 0;
 }

@@ -179,7 +179,7 @@ template <typename T> void accuracy(const KernelArgs &a) {
   const T *x = a.in[0].as<T>();
   const int32_t *label = a.in[1].as<int32_t>();
   int64_t n = a.in[0].dim(0), c = a.in[0].dim(1);
-  int64_t k = a.op.attrs().getInt("k");
+  int64_t k = a.op->attrs().getInt("k");
   std::vector<uint8_t> hit(static_cast<size_t>(n));
   parallelFor(n, [&](int64_t i) {
     const T *row = x + i * c;
@@ -210,5 +210,7 @@ void registerLossKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "bce_loss_backward", bceLossBackward);
   DTNN_REF_KERNEL(t, "accuracy", accuracy);
 }
+
+DTNN_REFERENCE_KERNELS(registerLossKernels)
 
 } // namespace dtnn::reference

@@ -32,7 +32,7 @@ template <typename T> void batchNormKernel(const KernelArgs &a) {
   const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
   const T *mean = a.in[3].as<T>(), *var = a.in[4].as<T>();
   T *y = a.out[0].as<T>();
-  T eps = static_cast<T>(a.op.attrs().getFloat("eps"));
+  T eps = static_cast<T>(a.op->attrs().getFloat("eps"));
   std::vector<T> scale(l.c), shift(l.c);
   for (int64_t ch = 0; ch < l.c; ++ch) {
     scale[ch] = gamma[ch] / std::sqrt(var[ch] + eps);
@@ -55,8 +55,8 @@ template <typename T> void batchNormTrainKernel(const KernelArgs &a) {
   const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
   T *runMean = a.in[3].as<T>(), *runVar = a.in[4].as<T>();
   T *y = a.out[0].as<T>(), *meanOut = a.out[1].as<T>(), *invstdOut = a.out[2].as<T>();
-  double eps = a.op.attrs().getFloat("eps");
-  double momentum = a.op.attrs().getFloat("momentum");
+  double eps = a.op->attrs().getFloat("eps");
+  double momentum = a.op->attrs().getFloat("momentum");
   int64_t count = l.count();
   parallelFor(l.c, [&](int64_t ch) {
     double sum = 0, sq = 0;
@@ -118,7 +118,7 @@ template <typename T> void batchNormBackwardFrozenKernel(const KernelArgs &a) {
   const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>(), *gamma = a.in[2].as<T>();
   const T *mean = a.in[3].as<T>(), *var = a.in[4].as<T>();
   T *dx = a.out[0].as<T>(), *dgamma = a.out[1].as<T>(), *dbeta = a.out[2].as<T>();
-  T eps = static_cast<T>(a.op.attrs().getFloat("eps"));
+  T eps = static_cast<T>(a.op->attrs().getFloat("eps"));
   parallelFor(l.c, [&](int64_t ch) {
     T m = mean[ch], inv = 1 / std::sqrt(var[ch] + eps), scale = gamma[ch] * inv;
     double sdy = 0, sdyx = 0;
@@ -142,5 +142,7 @@ void registerNormKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "batchnorm_backward", batchNormBackwardKernel);
   DTNN_REF_KERNEL(t, "batchnorm_backward_frozen", batchNormBackwardFrozenKernel);
 }
+
+DTNN_REFERENCE_KERNELS(registerNormKernels)
 
 } // namespace dtnn::reference

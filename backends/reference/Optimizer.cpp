@@ -24,7 +24,7 @@ template <typename Body> void forElements(int64_t n, Body &&body) {
   });
 }
 
-double attr(const KernelArgs &a, const char *name) { return a.op.attrs().getFloat(name); }
+double attr(const KernelArgs &a, const char *name) { return a.op->attrs().getFloat(name); }
 
 // sgd_update %p, %g, %lr [, %step, %buf] {momentum, dampening, nesterov, weight_decay}:
 //   d = g + wd p; buf = d on step 1, else momentum buf + (1 - dampening) d;
@@ -46,7 +46,7 @@ template <typename T> void sgdUpdate(const KernelArgs &a) {
   bool first = readScalar(a.in[3]) <= 1;
   T *buf = a.in[4].as<T>();
   T keep = static_cast<T>(1 - attr(a, "dampening"));
-  bool nesterov = a.op.attrs().getBool("nesterov");
+  bool nesterov = a.op->attrs().getBool("nesterov");
   forElements(n, [&](int64_t i) {
     T d = wd != 0 ? g[i] + wd * p[i] : g[i];
     buf[i] = first ? d : momentum * buf[i] + keep * d;
@@ -63,7 +63,7 @@ template <typename T> void adamCore(const KernelArgs &a, double l2) {
   const T *g = a.in[1].as<T>();
   T *m = a.in[4].as<T>();
   T *v = a.in[5].as<T>();
-  T *maxV = a.op.attrs().getBool("amsgrad") ? a.in[6].as<T>() : nullptr;
+  T *maxV = a.op->attrs().getBool("amsgrad") ? a.in[6].as<T>() : nullptr;
   int64_t n = a.in[0].numel();
   double lr = readScalar(a.in[2]), step = readScalar(a.in[3]);
   double beta1 = attr(a, "beta1"), beta2 = attr(a, "beta2");
@@ -107,7 +107,7 @@ template <typename T> void rmspropUpdate(const KernelArgs &a) {
   T *sq = a.in[3].as<T>();
   size_t next = 4;
   T *buf = attr(a, "momentum") != 0 ? a.in[next++].as<T>() : nullptr;
-  T *gradAvg = a.op.attrs().getBool("centered") ? a.in[next].as<T>() : nullptr;
+  T *gradAvg = a.op->attrs().getBool("centered") ? a.in[next].as<T>() : nullptr;
   int64_t n = a.in[0].numel();
   T lr = static_cast<T>(readScalar(a.in[2]));
   double alpha = attr(a, "alpha");
@@ -172,12 +172,22 @@ template <typename T> void nadamUpdate(const KernelArgs &a) {
 
 } // namespace
 
+// The updates are elementwise over whole buffers, so they run on the
+// parameter's layout, whatever it is: its padding holds zeros in the
+// parameter, the gradient and the state alike, and stays zero.
+#define DTNN_REF_UPDATE(table, opName, fn)                                                         \
+  (table).addSameLayout(opName, [](const KernelArgs &a) {                                          \
+    dispatchFloat(a.in[0].type.dtype, [&](auto tag) { fn<decltype(tag)>(a); });                    \
+  })
+
 void registerOptimizerKernels(KernelTable &t) {
-  DTNN_REF_KERNEL(t, "sgd_update", sgdUpdate);
-  DTNN_REF_KERNEL(t, "adam_update", adamUpdate);
-  DTNN_REF_KERNEL(t, "adamw_update", adamwUpdate);
-  DTNN_REF_KERNEL(t, "rmsprop_update", rmspropUpdate);
-  DTNN_REF_KERNEL(t, "nadam_update", nadamUpdate);
+  DTNN_REF_UPDATE(t, "sgd_update", sgdUpdate);
+  DTNN_REF_UPDATE(t, "adam_update", adamUpdate);
+  DTNN_REF_UPDATE(t, "adamw_update", adamwUpdate);
+  DTNN_REF_UPDATE(t, "rmsprop_update", rmspropUpdate);
+  DTNN_REF_UPDATE(t, "nadam_update", nadamUpdate);
 }
+
+DTNN_REFERENCE_KERNELS(registerOptimizerKernels)
 
 } // namespace dtnn::reference

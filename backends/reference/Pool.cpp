@@ -81,7 +81,7 @@ template <typename T> int64_t argmax(const T *xp, const PoolGeom &g, const Windo
 // A forward kernel: y[i] = value(g, xp, window) for each output element i of
 // each plane, where xp is the plane of x; one plane per parallel iteration.
 template <typename T, typename F> void poolForward(const KernelArgs &a, F value) {
-  PoolGeom g = poolGeom(a.op.attrs(), a.in[0], a.out[0]);
+  PoolGeom g = poolGeom(a.op->attrs(), a.in[0], a.out[0]);
   const T *x = a.in[0].as<T>();
   T *y = a.out[0].as<T>();
   parallelFor(g.planes, [&](int64_t p) {
@@ -96,7 +96,7 @@ template <typename T, typename F> void poolForward(const KernelArgs &a, F value)
 // spread(g, xp, dxp, d, window) for each element d of dy to add it there,
 // where xp is the plane of x; one plane per parallel iteration.
 template <typename T, typename F> void poolBackward(const KernelArgs &a, F spread) {
-  PoolGeom g = poolGeom(a.op.attrs(), a.in[1], a.in[0]);
+  PoolGeom g = poolGeom(a.op->attrs(), a.in[1], a.in[0]);
   const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>();
   T *dx = a.out[0].as<T>();
   parallelFor(g.planes, [&](int64_t p) {
@@ -173,5 +173,7 @@ void registerPoolKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "global_avgpool", globalAvgpoolKernel);
   DTNN_REF_KERNEL(t, "global_avgpool_backward", globalAvgpoolBackwardKernel);
 }
+
+DTNN_REFERENCE_KERNELS(registerPoolKernels)
 
 } // namespace dtnn::reference

@@ -1,86 +1,94 @@
-#include "backends/reference/ReferenceBackend.h"
-
+// The reference backend: host memory and the plain C++ kernels the family
+// files register, the numerical oracle later backends are tested against.
+// It claims every op at every element type, so it is every run's fallback.
 #include "backends/reference/KernelTable.h"
-#include "runtime/HostMemory.h"
-
-#include <omp.h>
-
-#include <cassert>
-#include <cstdlib>
-#include <cstring>
+#include "runtime/BackendRegistry.h"
 
 namespace dtnn::reference {
 
-const KernelTable &KernelTable::get() {
-  static const KernelTable table = [] {
-    KernelTable t;
-    registerConvKernels(t);
-    registerDenseKernels(t);
-    registerPoolKernels(t);
-    registerNormKernels(t);
-    registerShapeKernels(t);
-    registerElementwiseKernels(t);
-    registerActivationKernels(t);
-    registerDropoutKernels(t);
-    registerEncodingKernels(t);
-    registerLossKernels(t);
-    registerOptimizerKernels(t);
-    return t;
-  }();
-  return table;
-}
-
-void KernelTable::add(const std::string &op, KernelFn fn) {
-  assert(!kernels_.count(op) && "reference kernel registered twice");
-  kernels_[op] = std::move(fn);
-}
-
-const KernelFn *KernelTable::find(const std::string &op) const {
-  auto it = kernels_.find(op);
-  return it == kernels_.end() ? nullptr : &it->second;
-}
-
 namespace {
 
+using runtime::BufferDesc;
+using runtime::KernelRequest;
+
+// Every element type. A function, not a global: the family files register
+// their kernels from static initializers that may run before this file's.
+std::vector<ir::DType> allTypes() {
+  return {ir::DType::F32, ir::DType::F64,  ir::DType::I32,  ir::DType::I64,
+          ir::DType::U8,  ir::DType::Bool, ir::DType::Token};
+}
+
+// A reference kernel: a function of its arguments, on plain buffers.
 class FnKernel : public runtime::Kernel {
 public:
-  explicit FnKernel(const KernelFn &fn) : fn_(fn) {}
-  void run(const KernelArgs &args) override { fn_(args); }
+  FnKernel(const KernelRequest &r, const KernelFn &fn) : Kernel(r), fn_(fn) {}
+  Error run(const KernelArgs &args, runtime::ExecContext &) override {
+    fn_(args);
+    return Error::success();
+  }
 
 private:
   const KernelFn &fn_;
 };
 
-class ReferenceBackend : public runtime::Backend {
+// An elementwise update on any one layout: the operands of operand 0's type
+// take the layout operand 0 arrives in, and run as flat arrays of all the
+// elements their buffers hold.
+class SameLayoutKernel : public runtime::Kernel {
 public:
-  explicit ReferenceBackend(const runtime::BackendOptions &opts) {
-    if (opts.threads > 0) omp_set_num_threads(opts.threads);
+  SameLayoutKernel(const KernelRequest &r, const KernelFn &fn) : Kernel(r), fn_(fn) {
+    for (size_t i = 0; i < r.in.size(); ++i)
+      if (r.in[i].type == r.in[0].type) {
+        in_[i] = r.in[0];
+        flat_.push_back(i);
+      }
   }
-  std::string_view name() const override { return "reference"; }
+  Error run(const KernelArgs &args, runtime::ExecContext &) override {
+    KernelArgs a = args;
+    for (size_t i : flat_) {
+      int64_t n = static_cast<int64_t>(in_[i].bytes / ir::dtypeSize(in_[i].type.dtype));
+      a.in[i].type = ir::TensorType(in_[i].type.dtype, {n});
+    }
+    fn_(a);
+    return Error::success();
+  }
 
-  Expected<std::unique_ptr<runtime::Kernel>> bind(const ir::Op &op,
-                                                  const std::vector<ir::TensorType> &,
-                                                  const std::vector<ir::TensorType> &) override {
-    const KernelFn *fn = KernelTable::get().find(op.name());
-    if (!fn) return Error::make("the reference backend has no kernel for op '" + op.name() + "'");
-    return std::unique_ptr<runtime::Kernel>(new FnKernel(*fn));
-  }
+private:
+  const KernelFn &fn_;
+  std::vector<size_t> flat_;
+};
 
-  void *allocate(size_t bytes) override { return runtime::allocateHostZeroed(bytes); }
-  uint64_t memoryBytes() const override { return runtime::hostMemoryBytes(); }
-  void release(void *p) override { std::free(p); }
-  void copyToDevice(void *dst, const void *src, size_t bytes) override {
-    std::memcpy(dst, src, bytes);
-  }
-  void copyToHost(void *dst, const void *src, size_t bytes) override {
-    std::memcpy(dst, src, bytes);
-  }
+class ReferenceBackend final : public runtime::HostBackend {
+public:
+  std::string_view name() const override { return kBackendName; }
 };
 
 } // namespace
 
-std::unique_ptr<runtime::Backend> createReferenceBackend(const runtime::BackendOptions &opts) {
-  return std::make_unique<ReferenceBackend>(opts);
+void KernelTable::add(const std::string &op, KernelFn fn) {
+  auto shared = std::make_shared<KernelFn>(std::move(fn));
+  addKernel(op, [shared](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
+    return std::unique_ptr<runtime::Kernel>(new FnKernel(r, *shared));
+  });
 }
+
+void KernelTable::addSameLayout(const std::string &op, KernelFn fn) {
+  auto shared = std::make_shared<KernelFn>(std::move(fn));
+  r_.add(op, kBackendName, allTypes(), runtime::LayoutKind::Same,
+         [shared](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
+           return std::unique_ptr<runtime::Kernel>(new SameLayoutKernel(r, *shared));
+         });
+}
+
+void KernelTable::addKernel(const std::string &op, runtime::KernelMaker make) {
+  r_.add(op, kBackendName, allTypes(), runtime::LayoutKind::Plain, std::move(make));
+}
+
+DTNN_REGISTER_BACKEND(reference,
+                      {kBackendName, 0, true,
+                       "plain C++ kernels for every op, the numerical oracle",
+                       [](const runtime::BackendOptions &) {
+                         return std::unique_ptr<runtime::Backend>(new ReferenceBackend());
+                       }});
 
 } // namespace dtnn::reference

@@ -53,7 +53,7 @@ void copyRows(const Split &src, const Split &dst, char *to, const char *from, in
 }
 
 void concatKernel(const KernelArgs &a) {
-  int64_t axis = a.op.attrs().getInt("axis");
+  int64_t axis = a.op->attrs().getInt("axis");
   Split out = splitAt(a.out[0], axis);
   int64_t row = 0;
   for (const TensorView &in : a.in) {
@@ -64,7 +64,7 @@ void concatKernel(const KernelArgs &a) {
 }
 
 void sliceKernel(const KernelArgs &a) {
-  const ir::AttrMap &at = a.op.attrs();
+  const ir::AttrMap &at = a.op->attrs();
   int64_t axis = at.getInt("axis"), begin = at.getInt("begin");
   Split in = splitAt(a.in[0], axis), out = splitAt(a.out[0], axis);
   copyRows(in, out, a.out[0].as<char>(), a.in[0].as<char>(), begin, 0, out.dim);
@@ -72,7 +72,7 @@ void sliceKernel(const KernelArgs &a) {
 
 // slice_backward %dy, %x: zeros with dy at [begin, end) along axis.
 void sliceBackwardKernel(const KernelArgs &a) {
-  const ir::AttrMap &at = a.op.attrs();
+  const ir::AttrMap &at = a.op->attrs();
   int64_t axis = at.getInt("axis"), begin = at.getInt("begin");
   std::memset(a.out[0].data, 0, bytesOf(a.out[0]));
   Split dy = splitAt(a.in[0], axis), dx = splitAt(a.out[0], axis);
@@ -83,7 +83,7 @@ void sliceBackwardKernel(const KernelArgs &a) {
 // size): each output row gathers from the input with the stride of the
 // input dimension that becomes the last output dimension.
 template <typename E> void transposeAs(const KernelArgs &a) {
-  const std::vector<int64_t> &perm = a.op.attrs().getInts("perm");
+  const std::vector<int64_t> &perm = a.op->attrs().getInts("perm");
   const TensorView &in = a.in[0], &out = a.out[0];
   size_t rank = perm.size();
   if (rank == 0) {
@@ -128,5 +128,7 @@ void registerShapeKernels(KernelTable &t) {
   t.add("slice_backward", sliceBackwardKernel);
   t.add("transpose", transposeKernel);
 }
+
+DTNN_REFERENCE_KERNELS(registerShapeKernels)
 
 } // namespace dtnn::reference

@@ -74,6 +74,7 @@ bool representable(double v, DType t) {
   case DType::I64: return integerIn(v, -0x1p63, 0x1p63);
   case DType::U8: return integerIn(v, 0, 256);
   case DType::Bool: return v == 0 || v == 1;
+  case DType::Token: return false;
   }
   return false;
 }

@@ -1,9 +1,8 @@
 #include "GradCheck.h"
 
-#include "backends/reference/ReferenceBackend.h"
 #include "ir/TextParser.h"
 #include "passes/Backward.h"
-#include "runtime/Executor.h"
+#include "runtime/ModuleRunner.h"
 
 #include <gtest/gtest.h>
 
@@ -90,11 +89,14 @@ void expectGradientsMatch(const std::string &irText, const GradCheckOptions &opt
   }
   g->setOutputs(outs);
 
-  auto backend = reference::createReferenceBackend({});
-  auto plan = runtime::buildPlan(*g, 1, *backend);
-  ASSERT_TRUE(plan) << plan.error().message();
-  runtime::ParamStore store(*m, *backend);
-  runtime::Executor ex(*plan, store, *backend);
+  auto backends = runtime::BackendSet::create("reference", {});
+  ASSERT_TRUE(backends) << backends.error().message();
+  runtime::ModuleRunner runner(*m, *backends);
+  auto exec = runner.executor(*g, 1);
+  ASSERT_TRUE(exec) << exec.error().message();
+  runtime::Executor &ex = **exec;
+  const runtime::Plan *plan = &ex.plan();
+  runtime::ParamStore &store = runner.params();
 
   Rng rng{opts.seed};
   auto rangeOf = [&](const std::string &name) {
@@ -103,7 +105,7 @@ void expectGradientsMatch(const std::string &irText, const GradCheckOptions &opt
   };
   std::vector<runtime::Tensor> inputs;
   for (size_t i = 0; i < g->inputs().size(); ++i) {
-    inputs.emplace_back(plan->values[plan->inputs[i]].type);
+    inputs.emplace_back(plan->values[plan->inputs[i]].desc.type);
     const std::string &name = g->inputs()[i]->name();
     fillRandom(inputs.back(), name == "dy" ? std::make_pair(-1.0, 1.0) : rangeOf(name),
                opts.classes, rng);
@@ -112,15 +114,15 @@ void expectGradientsMatch(const std::string &irText, const GradCheckOptions &opt
   for (const auto &p : m->params()) {
     runtime::Tensor t(p->type);
     fillRandom(t, rangeOf(p->name), opts.classes, rng);
-    store.write(p->name, t);
+    ASSERT_FALSE(store.write(p->name, t));
   }
 
-  ex.run();
+  ASSERT_FALSE(ex.run());
   std::vector<runtime::Tensor> analytic;
   for (size_t i = 0; i < wrt.size(); ++i) analytic.push_back(ex.output(i + 1));
   const runtime::Tensor &seed = inputs.back();
   auto loss = [&]() {
-    ex.run();
+    EXPECT_FALSE(ex.run());
     runtime::Tensor y = ex.output(0);
     double l = 0;
     for (int64_t k = 0; k < y.numel(); ++k) l += y.data<double>()[k] * seed.data<double>()[k];
@@ -129,7 +131,7 @@ void expectGradientsMatch(const std::string &irText, const GradCheckOptions &opt
 
   for (size_t i = 0; i < wrt.size(); ++i) {
     const Wrt &w = wrt[i];
-    runtime::Tensor base = w.isInput ? inputs[w.inputIndex].clone() : store.read(w.name);
+    runtime::Tensor base = w.isInput ? inputs[w.inputIndex].clone() : *store.read(w.name);
     int64_t n = base.numel();
     int64_t stride = std::max<int64_t>(1, n / opts.maxElements);
     for (int64_t k = 0; k < n; k += stride) {
@@ -139,7 +141,7 @@ void expectGradientsMatch(const std::string &irText, const GradCheckOptions &opt
         if (w.isInput)
           ex.setInput(w.inputIndex, t.raw(), t.bytes());
         else
-          store.write(w.name, t);
+          EXPECT_FALSE(store.write(w.name, t));
       };
       double x0 = base.data<double>()[k];
       set(x0 + opts.step);

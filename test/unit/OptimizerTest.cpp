@@ -2,12 +2,11 @@
 // on the reference backend against torch.optim's update rules written out
 // here in double precision; readOptimizer's settings and errors; and the
 // state buffers emitUpdate creates.
-#include "backends/reference/ReferenceBackend.h"
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/Printer.h"
 #include "passes/Optimizers.h"
-#include "runtime/Executor.h"
+#include "runtime/ModuleRunner.h"
 
 #include <gtest/gtest.h>
 
@@ -55,11 +54,14 @@ std::map<std::string, Vec> runSteps(const AttrMap &settings, DType dt = DType::F
   EXPECT_FALSE(e) << e.message();
   if (e) return {};
 
-  auto backend = reference::createReferenceBackend({});
-  auto plan = runtime::buildPlan(*g, 1, *backend);
-  EXPECT_TRUE(plan) << plan.error().message();
-  if (!plan) return {};
-  runtime::ParamStore store(m, *backend);
+  auto backends = runtime::BackendSet::create("reference", {});
+  EXPECT_TRUE(backends) << backends.error().message();
+  if (!backends) return {};
+  runtime::ModuleRunner runner(m, *backends);
+  auto exec = runner.executor(*g, 1);
+  EXPECT_TRUE(exec) << exec.error().message();
+  if (!exec) return {};
+  runtime::ParamStore &store = runner.params();
   for (const auto &p : m.params()) {
     runtime::Tensor t(p->type);
     for (int64_t i = 0; i < t.numel(); ++i) {
@@ -69,9 +71,9 @@ std::map<std::string, Vec> runSteps(const AttrMap &settings, DType dt = DType::F
       else
         t.data<float>()[i] = static_cast<float>(v);
     }
-    store.write(p->name, t);
+    EXPECT_FALSE(store.write(p->name, t));
   }
-  runtime::Executor ex(*plan, store, *backend);
+  runtime::Executor &ex = **exec;
   for (int64_t k = 0; k < 3; ++k) {
     runtime::Tensor gt(type), lrt(TensorType(dt, {})), st(TensorType(DType::I64, {}));
     for (int i = 0; i < 4; ++i) {
@@ -88,11 +90,11 @@ std::map<std::string, Vec> runSteps(const AttrMap &settings, DType dt = DType::F
     ex.setInput(0, gt.raw(), gt.bytes());
     ex.setInput(1, lrt.raw(), lrt.bytes());
     ex.setInput(2, st.raw(), st.bytes());
-    ex.run();
+    EXPECT_FALSE(ex.run());
   }
   std::map<std::string, Vec> out;
   for (const auto &p : m.params()) {
-    runtime::Tensor t = store.read(p->name);
+    runtime::Tensor t = *store.read(p->name);
     for (int64_t i = 0; i < t.numel(); ++i)
       out[p->name].push_back(dt == DType::F64 ? t.data<double>()[i] : t.data<float>()[i]);
   }

@@ -1,8 +1,7 @@
 #include "RefRun.h"
 
-#include "backends/reference/ReferenceBackend.h"
 #include "ir/TextParser.h"
-#include "runtime/Executor.h"
+#include "runtime/ModuleRunner.h"
 
 #include <gtest/gtest.h>
 
@@ -19,10 +18,9 @@ struct GraphRunner::State {
   std::ostringstream errs;
   DiagnosticEngine diags{sm, errs};
   std::unique_ptr<ir::Module> module;
-  std::unique_ptr<runtime::Backend> backend;
-  std::optional<runtime::Plan> plan;
-  std::unique_ptr<runtime::ParamStore> store;
-  std::unique_ptr<runtime::Executor> exec;
+  std::optional<runtime::BackendSet> backends;
+  std::unique_ptr<runtime::ModuleRunner> runner;
+  runtime::Executor *exec = nullptr;
   std::string error;
 };
 
@@ -37,15 +35,19 @@ GraphRunner::GraphRunner(const std::string &irText, int threads) : s_(std::make_
     s_->error = "the IR must define graph @f";
     return;
   }
-  s_->backend = reference::createReferenceBackend({threads});
-  auto plan = runtime::buildPlan(*g, 1, *s_->backend);
-  if (!plan) {
-    s_->error = plan.error().message();
+  auto backends = runtime::BackendSet::create("reference", {threads});
+  if (!backends) {
+    s_->error = backends.error().message();
     return;
   }
-  s_->plan.emplace(std::move(*plan));
-  s_->store = std::make_unique<runtime::ParamStore>(*s_->module, *s_->backend);
-  s_->exec = std::make_unique<runtime::Executor>(*s_->plan, *s_->store, *s_->backend);
+  s_->backends.emplace(std::move(*backends));
+  s_->runner = std::make_unique<runtime::ModuleRunner>(*s_->module, *s_->backends);
+  auto exec = s_->runner->executor(*g, 1);
+  if (!exec) {
+    s_->error = exec.error().message();
+    return;
+  }
+  s_->exec = *exec;
 }
 
 GraphRunner::~GraphRunner() = default;
@@ -61,8 +63,9 @@ bool GraphRunner::setParam(const std::string &name, const runtime::Tensor &t) {
                   << (p ? " does not match " + p->type.str() : " does not exist");
     return false;
   }
-  s_->store->write(name, t);
-  return true;
+  Error e = s_->runner->params().write(name, t);
+  EXPECT_FALSE(e) << e.message();
+  return !e;
 }
 
 bool GraphRunner::setParam(const std::string &name, const std::vector<double> &values) {
@@ -74,20 +77,24 @@ bool GraphRunner::setParam(const std::string &name, const std::vector<double> &v
   return setParam(name, makeTensor(p->type, values));
 }
 
-runtime::Tensor GraphRunner::param(const std::string &name) const { return s_->store->read(name); }
+runtime::Tensor GraphRunner::param(const std::string &name) const {
+  auto t = s_->runner->params().read(name);
+  EXPECT_TRUE(t) << t.error().message();
+  return t ? std::move(*t) : runtime::Tensor();
+}
 
 std::vector<runtime::Tensor> GraphRunner::run(const std::vector<runtime::Tensor> &inputs) {
   if (!ok()) {
     ADD_FAILURE() << error();
     return {};
   }
-  const runtime::Plan &plan = *s_->plan;
+  const runtime::Plan &plan = s_->exec->plan();
   if (inputs.size() != plan.inputs.size()) {
     ADD_FAILURE() << "graph @f takes " << plan.inputs.size() << " inputs, got " << inputs.size();
     return {};
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::TensorType &want = plan.values[plan.inputs[i]].type;
+    const ir::TensorType &want = plan.values[plan.inputs[i]].desc.type;
     if (inputs[i].type() != want) {
       ADD_FAILURE() << "input " << i << " has type " << inputs[i].type().str() << ", expected "
                     << want.str();
@@ -95,7 +102,10 @@ std::vector<runtime::Tensor> GraphRunner::run(const std::vector<runtime::Tensor>
     }
     s_->exec->setInput(i, inputs[i].raw(), inputs[i].bytes());
   }
-  s_->exec->run();
+  if (Error e = s_->exec->run()) {
+    ADD_FAILURE() << e.message();
+    return {};
+  }
   std::vector<runtime::Tensor> outs;
   for (size_t i = 0; i < plan.outputs.size(); ++i) outs.push_back(s_->exec->output(i));
   return outs;
@@ -104,10 +114,11 @@ std::vector<runtime::Tensor> GraphRunner::run(const std::vector<runtime::Tensor>
 std::vector<std::vector<double>>
 GraphRunner::runValues(const std::vector<std::vector<double>> &inputs) {
   std::vector<runtime::Tensor> in;
-  for (size_t i = 0; ok() && i < inputs.size() && i < s_->plan->inputs.size(); ++i)
-    in.push_back(makeTensor(s_->plan->values[s_->plan->inputs[i]].type, inputs[i]));
+  for (size_t i = 0; ok() && i < inputs.size() && i < s_->exec->plan().inputs.size(); ++i)
+    in.push_back(makeTensor(s_->exec->plan().values[s_->exec->plan().inputs[i]].desc.type,
+                            inputs[i]));
   if (ok() && in.size() != inputs.size()) {
-    ADD_FAILURE() << "graph @f takes " << s_->plan->inputs.size() << " inputs, got "
+    ADD_FAILURE() << "graph @f takes " << s_->exec->plan().inputs.size() << " inputs, got "
                   << inputs.size();
     return {};
   }
@@ -158,6 +169,7 @@ runtime::Tensor makeTensor(ir::TensorType type, std::vector<double> values) {
     case ir::DType::I64: t.data<int64_t>()[i] = static_cast<int64_t>(v); break;
     case ir::DType::U8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
     case ir::DType::Bool: t.data<bool>()[i] = v != 0; break;
+    case ir::DType::Token: break;
     }
   }
   return t;
@@ -173,6 +185,7 @@ std::vector<double> toDoubles(const runtime::Tensor &t) {
     case ir::DType::I64: out[i] = static_cast<double>(t.data<int64_t>()[i]); break;
     case ir::DType::U8: out[i] = t.data<uint8_t>()[i]; break;
     case ir::DType::Bool: out[i] = t.data<bool>()[i]; break;
+    case ir::DType::Token: break;
     }
   }
   return out;

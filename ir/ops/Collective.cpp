@@ -1,0 +1,78 @@
+// Collectives as ops with a start and a wait. allreduce_start begins reducing
+// its buffers over all ranks and yields a token; allreduce_wait takes the
+// token and the same buffers, waits until the reduction is done, and yields
+// their new versions (it writes them in place). Between the two, the IR says
+// the communication is in flight: the verifier allows no other use of the
+// buffers there, so kernels may run while the reduction progresses.
+#include "ir/OpTable.h"
+#include "ir/ops/ShapeUtil.h"
+
+namespace dtnn::ir {
+
+namespace {
+
+bool checkReduction(InferCtx &ctx, const char *op) {
+  const std::string &kind = ctx.attrs.getString("op");
+  if (kind != "sum" && kind != "mean")
+    return ctx.fail(std::string(op) + " op must be \"sum\" or \"mean\", got \"" + kind + "\"");
+  return true;
+}
+
+// Operands: one or more floating-point buffers; result: a token.
+bool inferStart(InferCtx &ctx) {
+  if (!checkReduction(ctx, "allreduce_start")) return false;
+  for (size_t i = 0; i < ctx.operands.size(); ++i)
+    if (!isFloatType(ctx.operands[i].dtype))
+      return ctx.fail("allreduce_start reduces floating-point buffers, got " +
+                          ctx.operands[i].str() + " as operand " + std::to_string(i),
+                      {static_cast<int>(i)});
+  ctx.results = {TensorType(DType::Token, {})};
+  return true;
+}
+
+// Operands: the start's token, then its buffers; results: their new versions
+// (added for the written operands).
+bool inferWait(InferCtx &ctx) {
+  if (!checkReduction(ctx, "allreduce_wait")) return false;
+  if (!ctx.operands[0].isToken())
+    return ctx.fail("allreduce_wait expects the token of an allreduce_start, got " +
+                        ctx.operands[0].str(),
+                    {0});
+  for (size_t i = 1; i < ctx.operands.size(); ++i)
+    if (!isFloatType(ctx.operands[i].dtype))
+      return ctx.fail("allreduce_wait reduces floating-point buffers, got " +
+                          ctx.operands[i].str() + " as operand " + std::to_string(i),
+                      {static_cast<int>(i)});
+  ctx.results = {};
+  return true;
+}
+
+AttrSpec reduction() { return {"op", AttrKind::String, AttrValue(std::string("mean"))}; }
+
+} // namespace
+
+void registerCollectiveOps(OpTable &t) {
+  t.add({
+      .name = "allreduce_start",
+      .summary = "Starts reducing its buffers (\"sum\" or \"mean\") over all ranks; returns a "
+                 "token for allreduce_wait.",
+      .operands = {{"x", OperandSpec::Variadic}},
+      .attrs = {reduction()},
+      .fusion = FusionClass::Opaque,
+      .collective = true,
+      .inferShape = inferStart,
+  });
+  t.add({
+      .name = "allreduce_wait",
+      .summary = "Waits for the allreduce_start of its token and yields the reduced buffers, "
+                 "written in place.",
+      .operands = {{"token"}, {"x", OperandSpec::Variadic, Effect::Write}},
+      .attrs = {reduction()},
+      .numResults = 0,
+      .fusion = FusionClass::Opaque,
+      .collective = true,
+      .inferShape = inferWait,
+  });
+}
+
+} // namespace dtnn::ir

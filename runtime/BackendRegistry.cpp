@@ -1,0 +1,75 @@
+#include "runtime/BackendRegistry.h"
+
+#include "ir/Diagnostics.h"
+#include "runtime/Threads.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace dtnn::runtime {
+
+BackendRegistry &BackendRegistry::get() {
+  static BackendRegistry registry;
+  return registry;
+}
+
+void BackendRegistry::add(BackendEntry e) {
+  assert(!find(e.name) && "backend registered twice");
+  entries_.push_back(std::move(e));
+  std::sort(entries_.begin(), entries_.end(), [](const BackendEntry &a, const BackendEntry &b) {
+    return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
+  });
+}
+
+std::vector<std::string> BackendRegistry::names() const {
+  std::vector<std::string> out;
+  for (const BackendEntry &e : entries_) out.push_back(e.name);
+  return out;
+}
+
+const BackendEntry *BackendRegistry::find(const std::string &name) const {
+  for (const BackendEntry &e : entries_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+Error BackendSet::checkName(const std::string &name) {
+  std::vector<std::string> names = BackendRegistry::get().names();
+  if (names.empty()) return Error::make("this build has no backends");
+  if (name.empty() || BackendRegistry::get().find(name)) return Error::success();
+  std::string list;
+  for (const auto &n : names) list += (list.empty() ? "" : ", ") + n;
+  std::string hint = closestMatch(name, names);
+  return Error::make("unknown backend '" + name + "'" +
+                     (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (known: " +
+                     list + ")");
+}
+
+Expected<BackendSet> BackendSet::create(const std::string &name, const BackendOptions &opts) {
+  if (Error e = checkName(name)) return e;
+  const BackendRegistry &reg = BackendRegistry::get();
+  std::vector<std::string> names = reg.names();
+  const BackendEntry *chosen = reg.find(name.empty() ? names.front() : name);
+  setThreadCount(opts.threads > 0 ? opts.threads : defaultThreadCount());
+  BackendSet set;
+  set.all_.push_back(chosen->create(opts));
+  for (const std::string &n : names) {
+    const BackendEntry *e = reg.find(n);
+    if (e != chosen && e->fallback) set.all_.push_back(e->create(opts));
+  }
+  return set;
+}
+
+Backend *BackendSet::find(std::string_view name) const {
+  for (const auto &b : all_)
+    if (b->name() == name) return b.get();
+  return nullptr;
+}
+
+std::string BackendSet::namesText() const {
+  std::string s;
+  for (const auto &b : all_) s += (s.empty() ? "" : ", ") + std::string(b->name());
+  return s;
+}
+
+} // namespace dtnn::runtime

@@ -1,0 +1,69 @@
+// The backend registry: the backends of this build by name, each registered
+// from its own files with DTNN_REGISTER_BACKEND, and the set of backends a
+// run plans with: the one the user chose, then the fallbacks (the reference
+// backend, which has a kernel for every op).
+#pragma once
+
+#include "ir/Error.h"
+#include "runtime/Backend.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dtnn::runtime {
+
+struct BackendEntry {
+  std::string name;
+  // The default backend is the one with the highest priority.
+  int priority = 0;
+  // Planned after the chosen backend in every run, for the ops it lacks.
+  bool fallback = false;
+  std::string summary;
+  std::function<std::unique_ptr<Backend>(const BackendOptions &)> create;
+};
+
+class BackendRegistry {
+public:
+  static BackendRegistry &get();
+  void add(BackendEntry e);
+  // Names, the default first (by priority, then name).
+  std::vector<std::string> names() const;
+  const BackendEntry *find(const std::string &name) const;
+
+private:
+  std::vector<BackendEntry> entries_;
+};
+
+struct BackendRegistration {
+  explicit BackendRegistration(BackendEntry e) { BackendRegistry::get().add(std::move(e)); }
+};
+
+#define DTNN_REGISTER_BACKEND(id, ...)                                                             \
+  static const ::dtnn::runtime::BackendRegistration id##BackendRegistration(                     \
+      ::dtnn::runtime::BackendEntry __VA_ARGS__)
+
+// The backends one run plans with, in the order kernel selection asks them:
+// the chosen backend, then each fallback.
+class BackendSet {
+public:
+  // Creates the backend named `name` (empty: the default) and the
+  // fallbacks, and sets the thread count; an unknown name gets an error
+  // listing the known ones.
+  static Expected<BackendSet> create(const std::string &name, const BackendOptions &opts);
+  // The error create() gives for a name no backend has, or success.
+  static Error checkName(const std::string &name);
+
+  // The chosen backend: it holds the arena and the parameters.
+  Backend &primary() const { return *all_.front(); }
+  const std::vector<std::unique_ptr<Backend>> &all() const { return all_; }
+  Backend *find(std::string_view name) const;
+  // "onednn, reference"
+  std::string namesText() const;
+
+private:
+  std::vector<std::unique_ptr<Backend>> all_;
+};
+
+} // namespace dtnn::runtime

@@ -1,0 +1,77 @@
+// The kernel registry: every kernel of every backend, keyed by op, backend,
+// element type and the layouts it takes. Backends register their kernels
+// from their own files with DTNN_REGISTER_KERNELS, so adding a kernel or a
+// backend touches no central list; plan building looks kernels up here.
+#pragma once
+
+#include "ir/Error.h"
+#include "runtime/Kernel.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace dtnn::runtime {
+
+// The layouts a kernel takes.
+enum class LayoutKind {
+  // Plain buffers only.
+  Plain,
+  // Any one layout shared by all its operands and results (elementwise
+  // kernels over whole buffers, padding included, such as the updates).
+  Same,
+  // Its backend's own layouts, which it chooses (and plain ones).
+  Native,
+};
+const char *layoutKindName(LayoutKind k);
+
+using KernelMaker = std::function<Expected<std::unique_ptr<Kernel>>(const KernelRequest &)>;
+// Whether the kernel handles this op at these operand types (attributes
+// included); when it does not, the next backend is asked.
+using KernelClaim = std::function<bool(const ir::Op &, const std::vector<ir::TensorType> &)>;
+
+struct KernelEntry {
+  std::string op;
+  std::string backend;
+  ir::DType dtype; // of operand 0, or of result 0 for ops without operands
+  LayoutKind layouts = LayoutKind::Plain;
+  KernelMaker make;
+  KernelClaim claims; // optional: claims every op of the key when empty
+};
+
+class KernelRegistry {
+public:
+  // The process-wide registry.
+  static KernelRegistry &get();
+
+  // Adds an entry; one per (op, backend, dtype).
+  void add(KernelEntry e);
+  // Adds the same maker for each dtype.
+  void add(const std::string &op, const std::string &backend, std::vector<ir::DType> dtypes,
+           LayoutKind layouts, KernelMaker make, KernelClaim claims = nullptr);
+  // The entry of `backend` that claims `op` at these operand types, or null.
+  const KernelEntry *find(const std::string &backend, const ir::Op &op,
+                          const std::vector<ir::TensorType> &in,
+                          const std::vector<ir::TensorType> &out) const;
+  // Every entry, ordered by op, backend and dtype.
+  std::vector<const KernelEntry *> all() const;
+
+private:
+  std::map<std::tuple<std::string, std::string, ir::DType>, KernelEntry> entries_;
+};
+
+// Runs a registration function when the program starts.
+struct KernelRegistration {
+  explicit KernelRegistration(void (*fn)(KernelRegistry &)) { fn(KernelRegistry::get()); }
+};
+
+// Defines a function that registers kernels, run at start-up:
+//   DTNN_REGISTER_KERNELS(referenceConv) { r.add(...); }
+#define DTNN_REGISTER_KERNELS(name)                                                                \
+  static void name(::dtnn::runtime::KernelRegistry &r);                                            \
+  static const ::dtnn::runtime::KernelRegistration name##Registration(name);                       \
+  static void name(::dtnn::runtime::KernelRegistry &r)
+
+} // namespace dtnn::runtime

@@ -1,0 +1,56 @@
+#include "runtime/ModuleRunner.h"
+
+#include "runtime/HostMemory.h"
+
+#include <algorithm>
+
+namespace dtnn::runtime {
+
+ModuleRunner::ModuleRunner(const ir::Module &m, const BackendSet &backends,
+                           std::unique_ptr<Communicator> comm)
+    : module_(m), backends_(backends), comm_(comm ? std::move(comm) : makeLocalCommunicator()),
+      commQueue_(makeThreadQueue("comm")),
+      params_(std::make_unique<ParamStore>(m, backends)),
+      arena_(std::make_unique<Arena>(backends.primary())), ctx_{backends, m, {}} {}
+
+ModuleRunner::~ModuleRunner() {
+  entries_.clear();
+  commQueue_->synchronize();
+}
+
+const Plan *ModuleRunner::plan(const ir::Graph &g, int64_t batch) const {
+  auto it = entries_.find({&g, batch});
+  return it == entries_.end() ? nullptr : it->second.plan.get();
+}
+
+uint64_t ModuleRunner::heldBytes() const {
+  return params_->bytes() + arena_->bytes() + inputBytes_;
+}
+
+Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
+  auto it = entries_.find({&g, batch});
+  if (it != entries_.end()) return it->second.exec.get();
+  auto plan = buildPlan(g, batch, ctx_);
+  if (!plan) return plan.takeError();
+  uint64_t inputs = 0, params = 0;
+  for (int id : plan->inputs) inputs += 2 * plan->values[id].desc.bytes;
+  for (const auto &p : module_.params())
+    params += ctx_.params.count(p->name) ? ctx_.params.at(p->name).bytes : params_->desc(p->name).bytes;
+  uint64_t need = params + std::max(arena_->bytes(), plan->arenaBytes) + inputBytes_ + inputs;
+  Backend &primary = backends_.primary();
+  if (Error e = checkFits(need, primary.memoryBytes(),
+                          "at batch " + std::to_string(batch) + ", the values of @" + g.name() +
+                              " and the parameters need",
+                          "the " + std::string(primary.name()) + " backend"))
+    return Error::make(e.message() + "; use a smaller batch");
+  for (const auto &[name, desc] : ctx_.params)
+    if (Error e = params_->setLayout(name, desc)) return e;
+  Entry &e = entries_[{&g, batch}];
+  e.plan = std::make_unique<Plan>(std::move(*plan));
+  e.exec = std::make_unique<Executor>(
+      *e.plan, ExecServices{*arena_, *params_, backends_, comm_.get(), commQueue_.get()});
+  inputBytes_ += inputs;
+  return e.exec.get();
+}
+
+} // namespace dtnn::runtime

@@ -1,0 +1,191 @@
+// Buffer assignment. Algorithm:
+//  1. Liveness: each arena value lives from its defining step to its last
+//     use (graph outputs to the end); an alias (the new version of a written
+//     operand) extends the life of the value whose storage it is.
+//  2. In-place reuse, in schedule order: a result takes the storage of an
+//     operand the op table lets it reuse (OperandSpec::reuse) when that
+//     storage dies at this op, has the result's layout and size, and the
+//     kernel allows it; the result then extends that storage's life.
+//  3. Groups: the operands of a kernel that wants them contiguous become one
+//     block, in order, living as long as the longest of them.
+//  4. Offsets, greedy by size: blocks (storage, groups and each step's
+//     workspace) in order of decreasing size take the smallest gap between
+//     the blocks already placed whose lives overlap theirs, or the end.
+//     Sizes are rounded up to 64 bytes.
+// `live` is the largest sum of block sizes alive at one step; `arena` is the
+// end of the last block.
+#include "runtime/plan/Plan.h"
+
+#include <algorithm>
+#include <set>
+
+namespace dtnn::runtime {
+
+namespace {
+
+uint64_t align(uint64_t n) { return (n + 63) / 64 * 64; }
+
+struct Block {
+  uint64_t size = 0;
+  int begin = 0, end = 0; // steps, inclusive
+  uint64_t offset = 0;
+  std::vector<int> values; // laid out in order; empty for a workspace
+  int workspaceOf = -1;
+};
+
+class BufferAssigner {
+public:
+  explicit BufferAssigner(Plan &plan) : plan_(plan), n_(plan.values.size()) {}
+
+  Error run() {
+    liveness();
+    reuse();
+    std::vector<Block> blocks = makeBlocks();
+    place(blocks);
+    for (const Block &b : blocks) {
+      uint64_t at = b.offset;
+      for (int id : b.values) {
+        plan_.values[id].offset = at;
+        at += align(plan_.values[id].desc.bytes);
+      }
+      if (b.workspaceOf >= 0) plan_.steps[b.workspaceOf].workspaceOffset = b.offset;
+      plan_.arenaBytes = std::max(plan_.arenaBytes, b.offset + b.size);
+    }
+    measureLive(blocks);
+    std::set<std::string> params;
+    for (const PlanValue &v : plan_.values)
+      if (v.storage == PlanValue::Storage::Param && params.insert(v.param).second)
+        plan_.paramBytes += v.desc.bytes;
+    plan_.stage = PlanStage::Buffers;
+    return Error::success();
+  }
+
+private:
+  bool inArena(int id) const { return plan_.values[id].storage == PlanValue::Storage::Arena; }
+
+  void liveness() {
+    int steps = static_cast<int>(plan_.steps.size());
+    end_.assign(n_, -1);
+    for (size_t id = 0; id < n_; ++id) end_[id] = plan_.values[id].def;
+    for (int s = 0; s < steps; ++s)
+      for (int id : plan_.steps[s].in) end_[id] = std::max(end_[id], s);
+    for (int id : plan_.outputs) end_[id] = steps;
+    // Aliases from lowering (new versions) extend their storage's life.
+    for (size_t id = 0; id < n_; ++id)
+      if (plan_.values[id].storage == PlanValue::Storage::Alias) {
+        int r = plan_.root(static_cast<int>(id));
+        end_[r] = std::max(end_[r], end_[id]);
+      }
+  }
+
+  void reuse() {
+    std::set<int> outputs;
+    for (int id : plan_.outputs) outputs.insert(plan_.root(id));
+    for (int s = 0; s < static_cast<int>(plan_.steps.size()); ++s) {
+      PlanStep &step = plan_.steps[s];
+      if (!step.op) continue;
+      const ir::OpDef &def = step.op->def();
+      auto specs = def.operandSpecs(step.op->operands().size(), step.op->attrs());
+      for (size_t i = 0; i < step.in.size(); ++i) {
+        int r = specs[i]->reuse;
+        if (r < 0 || static_cast<unsigned>(r) >= def.numResults) continue;
+        int res = step.out[r], src = plan_.root(step.in[i]);
+        const PlanValue &a = plan_.values[src], &b = plan_.values[res];
+        if (!inArena(src) || !inArena(res) || end_[src] != s || outputs.count(src) ||
+            a.desc.bytes != b.desc.bytes || a.desc.layout != b.desc.layout ||
+            a.desc.space != b.desc.space || !step.kernel->allowsReuse(i, r))
+          continue;
+        bool sharedWithOther = false;
+        for (size_t j = 0; j < step.in.size(); ++j)
+          sharedWithOther |= j != i && plan_.root(step.in[j]) == src && step.in[j] != step.in[i];
+        if (sharedWithOther) continue;
+        plan_.values[res].storage = PlanValue::Storage::Alias;
+        plan_.values[res].aliasOf = src;
+        end_[src] = std::max(end_[src], end_[res]);
+      }
+    }
+  }
+
+  std::vector<Block> makeBlocks() {
+    std::vector<Block> blocks;
+    std::vector<bool> grouped(n_, false);
+    for (const PlanStep &step : plan_.steps) {
+      if (!step.kernel->wantsContiguousOperands() || step.in.size() < 2) continue;
+      std::set<int> seen;
+      bool ok = true;
+      for (int id : step.in)
+        ok = ok && inArena(id) && !grouped[id] && seen.insert(id).second;
+      if (!ok) continue;
+      Block b;
+      b.begin = plan_.values[step.in[0]].def;
+      for (int id : step.in) {
+        grouped[id] = true;
+        b.values.push_back(id);
+        b.size += align(plan_.values[id].desc.bytes);
+        b.begin = std::min(b.begin, plan_.values[id].def);
+        b.end = std::max(b.end, end_[id]);
+      }
+      plan_.groups.push_back(step.in);
+      blocks.push_back(b);
+    }
+    for (size_t id = 0; id < n_; ++id) {
+      if (!inArena(static_cast<int>(id)) || grouped[id] || plan_.values[id].desc.bytes == 0)
+        continue;
+      blocks.push_back({align(plan_.values[id].desc.bytes), plan_.values[id].def,
+                        std::max(end_[id], plan_.values[id].def), 0, {static_cast<int>(id)}, -1});
+    }
+    for (size_t s = 0; s < plan_.steps.size(); ++s) {
+      PlanStep &step = plan_.steps[s];
+      step.workspaceBytes = step.kernel->workspaceBytes();
+      if (step.workspaceBytes)
+        blocks.push_back({align(step.workspaceBytes), static_cast<int>(s), static_cast<int>(s), 0,
+                          {}, static_cast<int>(s)});
+    }
+    return blocks;
+  }
+
+  static void place(std::vector<Block> &blocks) {
+    std::vector<size_t> order(blocks.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (blocks[a].size != blocks[b].size) return blocks[a].size > blocks[b].size;
+      return blocks[a].begin < blocks[b].begin;
+    });
+    std::vector<size_t> placed;
+    for (size_t i : order) {
+      Block &b = blocks[i];
+      std::vector<std::pair<uint64_t, uint64_t>> busy; // offset, end
+      for (size_t j : placed)
+        if (blocks[j].begin <= b.end && b.begin <= blocks[j].end)
+          busy.push_back({blocks[j].offset, blocks[j].offset + blocks[j].size});
+      std::sort(busy.begin(), busy.end());
+      uint64_t cursor = 0, best = UINT64_MAX, bestGap = UINT64_MAX;
+      for (const auto &[off, end] : busy) {
+        if (off > cursor && off - cursor >= b.size && off - cursor < bestGap) {
+          best = cursor;
+          bestGap = off - cursor;
+        }
+        cursor = std::max(cursor, end);
+      }
+      b.offset = best != UINT64_MAX ? best : cursor;
+      placed.push_back(i);
+    }
+  }
+
+  void measureLive(const std::vector<Block> &blocks) {
+    std::vector<uint64_t> live(plan_.steps.size() + 1, 0);
+    for (const Block &b : blocks)
+      for (int s = b.begin; s <= b.end && s < static_cast<int>(live.size()); ++s) live[s] += b.size;
+    for (uint64_t l : live) plan_.liveBytes = std::max(plan_.liveBytes, l);
+  }
+
+  Plan &plan_;
+  size_t n_;
+  std::vector<int> end_;
+};
+
+} // namespace
+
+Error assignBuffers(Plan &plan) { return BufferAssigner(plan).run(); }
+
+} // namespace dtnn::runtime

@@ -1,0 +1,109 @@
+// A plan: one graph lowered for a concrete batch size onto the backends of a
+// run, built in stages that each print (`dtnnc compile --emit=plan`):
+//
+//   select   each op gets the first backend whose kernel registry entry
+//            claims it at these types (the reference backend claims all);
+//   layouts  each op's kernel is made and says which layouts it wants for
+//            its operands and gives its results; every value gets a buffer
+//            descriptor, parameters take the layout their first kernel
+//            wants, and conversions are inserted where a producer and a
+//            consumer disagree;
+//   buffers  buffer assignment by liveness over the schedule: results reuse
+//            an operand's storage where the op table allows it, requested
+//            groups are laid out contiguously, and offsets in one arena
+//            shared by every plan of a run are found best-fit;
+//   bind     each kernel prepares to run (primitives, code).
+#pragma once
+
+#include "ir/Error.h"
+#include "ir/IR.h"
+#include "runtime/BackendRegistry.h"
+#include "runtime/KernelRegistry.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dtnn::runtime {
+
+enum class PlanStage { Select, Layouts, Buffers, Bind };
+const char *planStageName(PlanStage s);
+// Parses "select", "layouts", "buffers" or "bind".
+std::optional<PlanStage> parsePlanStage(const std::string &name);
+
+struct PlanValue {
+  enum class Storage {
+    Arena, // at `offset` in the run's arena
+    Param, // the module parameter `param`
+    Input, // graph input `input`
+    Alias, // the storage of value `aliasOf`: the new version of a written
+           // operand, or a result reusing an operand's storage
+  };
+  std::string name; // as printed: %3, %x, @w, %3.1 for a converted copy of %3
+  BufferDesc desc;
+  Storage storage = Storage::Arena;
+  uint64_t offset = 0;
+  std::string param;
+  int input = -1;
+  int aliasOf = -1;
+  int def = -1; // the defining step; -1 for parameters and inputs
+};
+
+struct PlanStep {
+  const ir::Op *op = nullptr; // null for a layout conversion
+  std::string backend;        // the backend whose kernel runs it
+  const KernelEntry *entry = nullptr;
+  std::vector<int> in;  // value ids of the operands
+  std::vector<int> out; // value ids of the results
+  std::unique_ptr<Kernel> kernel;
+  uint64_t workspaceOffset = 0, workspaceBytes = 0;
+
+  // The op name, or "convert".
+  std::string name() const { return op ? op->name() : "convert"; }
+};
+
+struct Plan {
+  const ir::Graph *graph = nullptr;
+  int64_t batch = 0;
+  PlanStage stage = PlanStage::Select; // the last stage done
+  std::vector<PlanValue> values;
+  std::vector<PlanStep> steps;
+  std::vector<int> inputs;  // value id of each graph input
+  std::vector<int> outputs; // value id of each graph output
+  // Values laid out one after another, in order, as one block.
+  std::vector<std::vector<int>> groups;
+  uint64_t arenaBytes = 0; // the end of this plan's last arena buffer
+  uint64_t liveBytes = 0;  // the most arena bytes live at once
+  uint64_t paramBytes = 0; // the parameters and buffers the plan reads
+
+  // The value whose storage `id` uses (itself unless an alias).
+  int root(int id) const;
+  // Text of the stages done: a header line, the parameters in native
+  // layouts, then one line per step.
+  std::string str() const;
+};
+
+// What the plans of one run share.
+struct PlanContext {
+  const BackendSet &backends;
+  const ir::Module &module;
+  // The buffers of parameters whose layout is fixed, by name. Building a
+  // plan adds each other parameter it reads, in the layout its first kernel
+  // wants; later plans convert where they want another.
+  std::map<std::string, BufferDesc> params;
+};
+
+// Builds the plan of `g` with every dynamic dimension bound to `batch`, up to
+// and including stage `last`.
+Expected<Plan> buildPlan(const ir::Graph &g, int64_t batch, PlanContext &ctx,
+                         PlanStage last = PlanStage::Bind);
+
+// The stages, in order; each expects the one before it done.
+Error lowerGraph(Plan &plan, const ir::Graph &g, int64_t batch);
+Error selectKernels(Plan &plan, const PlanContext &ctx);
+Error assignLayouts(Plan &plan, PlanContext &ctx);
+Error assignBuffers(Plan &plan);
+Error bindKernels(Plan &plan);
+
+} // namespace dtnn::runtime

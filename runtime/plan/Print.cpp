@@ -1,0 +1,73 @@
+// The text form of a plan, as `dtnnc compile --emit=plan` prints it after
+// any stage:
+//
+//   plan @LeNet.train batch=64 arena=BYTES live=BYTES params=BYTES
+//     param @conv2d.0.weight : f32[6,1,5,5]:Abcd8a
+//     %0 = conv2d[onednn] %x, @conv2d.0.weight, @conv2d.0.bias : f32[64,6,28,28]:aBcd8b $0
+//     %1 = relu[onednn] %0 : f32[64,6,28,28]:aBcd8b in %0
+//     %1.1 = convert[onednn] %1 : f32[64,6,28,28] $1204224
+//     return %12, %13
+//
+// Each step shows its backend in brackets; from `layouts` on, each value its
+// layout after a colon and parameters in a native layout are listed; from
+// `buffers` on, each result its arena offset ($OFFSET) or the value whose
+// storage it shares (in %N), each workspace its offset and size, and the
+// header the arena, live and parameter bytes. Before `buffers` the header
+// names the last stage done.
+#include "runtime/plan/Plan.h"
+
+#include <set>
+#include <sstream>
+
+namespace dtnn::runtime {
+
+std::string Plan::str() const {
+  std::ostringstream os;
+  bool layouts = stage >= PlanStage::Layouts, buffers = stage >= PlanStage::Buffers;
+  os << "plan @" << graph->name() << " batch=" << batch;
+  if (buffers)
+    os << " arena=" << arenaBytes << " live=" << liveBytes << " params=" << paramBytes;
+  else
+    os << " stage=" << planStageName(stage);
+  os << "\n";
+  auto typeText = [&](int id) {
+    return layouts ? values[id].desc.str() : values[id].desc.type.str();
+  };
+  if (layouts) {
+    std::set<std::string> listed;
+    for (const PlanValue &v : values)
+      if (v.storage == PlanValue::Storage::Param && !v.desc.layout.isPlain() &&
+          listed.insert(v.param).second)
+        os << "  param " << v.name << " : " << v.desc.str() << "\n";
+  }
+  for (const PlanStep &s : steps) {
+    os << "  ";
+    for (size_t i = 0; i < s.out.size(); ++i) os << (i ? ", " : "") << values[s.out[i]].name;
+    os << (s.out.empty() ? "" : " = ") << s.name() << "[" << s.backend << "]";
+    for (size_t i = 0; i < s.in.size(); ++i) os << (i ? ", " : " ") << values[s.in[i]].name;
+    for (size_t i = 0; i < s.out.size(); ++i) {
+      const PlanValue &v = values[s.out[i]];
+      os << (i ? ", " : " : ") << typeText(s.out[i]);
+      if (!buffers || v.desc.bytes == 0) continue;
+      if (v.storage == PlanValue::Storage::Alias)
+        os << " in " << values[v.aliasOf].name;
+      else
+        os << " $" << v.offset;
+    }
+    if (buffers && s.workspaceBytes)
+      os << " workspace=$" << s.workspaceOffset << "+" << s.workspaceBytes;
+    os << "\n";
+  }
+  if (buffers)
+    for (const std::vector<int> &g : groups) {
+      os << "  group";
+      for (size_t i = 0; i < g.size(); ++i) os << (i ? ", " : " ") << values[g[i]].name;
+      os << "\n";
+    }
+  os << "  return";
+  for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : " ") << values[outputs[i]].name;
+  os << "\n";
+  return os.str();
+}
+
+} // namespace dtnn::runtime
