@@ -26,6 +26,7 @@ std::string operandList(const OpDef &def) {
     if (o.arity == OperandSpec::Variadic) out += "...";
     out += "`";
     if (o.writes()) out += " (updated in place; the op yields its new version)";
+    if (o.effect == Effect::Shape) out += " (only its type is read)";
     if (o.reuse >= 0) out += " (result " + std::to_string(o.reuse) + " may reuse its storage)";
   }
   return out.empty() ? "—" : out;

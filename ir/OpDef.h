@@ -32,6 +32,10 @@ enum class Effect {
   // value may not be used after the op: later readers use the new version,
   // so writes are ordered against reads by the IR's def-use edges alone.
   Write,
+  // Reads only the operand's type, never its data (the shape a backward op
+  // produces, the type fill copies): its storage need not be live, in any
+  // layout, when the op runs.
+  Shape,
 };
 
 struct OperandSpec {

@@ -44,6 +44,7 @@ void Executor::planLaunches() {
     std::vector<const ir::OperandSpec *> specs;
     if (step.op) specs = step.op->def().operandSpecs(step.op->operands().size(), step.op->attrs());
     for (size_t i = 0; i < step.in.size(); ++i) {
+      if (!specs.empty() && specs[i]->effect == ir::Effect::Shape) continue;
       for (int v = step.in[i];; v = plan_.values[v].aliasOf) {
         if (plan_.values[v].def >= 0) deps.insert(plan_.values[v].def);
         if (plan_.values[v].storage == PlanValue::Storage::Input) l.readsInputs = true;

@@ -34,7 +34,7 @@ OpDef unaryOp(std::string name, std::string summary) {
   return {
       .name = std::move(name),
       .summary = std::move(summary),
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {},
       .fusion = FusionClass::Elementwise,
       .inferShape = std::move(rule),
@@ -112,7 +112,7 @@ void addWithBackward(OpTable &t, bool useResult, OpDef def) {
       .name = name + "_backward",
       .summary = "Gradient of " + name + " from the result gradient dy and the forward " +
                  (useResult ? "result y." : "input x."),
-      .operands = {{"dy"}, {saved}},
+      .operands = {reusable("dy"), reusable(saved)},
       .attrs = def.attrs,
       .fusion = def.fusion,
       .inferShape = backwardRule(name + "_backward", def.inferShape),
@@ -134,7 +134,7 @@ void registerActivationOps(OpTable &t) {
   OpDef leakyRelu{
       .name = "leaky_relu",
       .summary = "Leaky rectified linear unit: x for x > 0, alpha * x otherwise.",
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {{"alpha", AttrKind::Float, AttrValue(0.01)}},
       .fusion = FusionClass::Elementwise,
       .inferShape = inferLeakyRelu,
@@ -150,7 +150,7 @@ void registerActivationOps(OpTable &t) {
   OpDef gelu{
       .name = "gelu",
       .summary = "Gaussian error linear unit, exact (erf) or with the tanh approximation.",
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {{"approximate", AttrKind::String, AttrValue(std::string("none"))}},
       .fusion = FusionClass::Elementwise,
       .inferShape = inferGelu,
@@ -165,7 +165,7 @@ void registerActivationOps(OpTable &t) {
   OpDef softmax{
       .name = "softmax",
       .summary = "Softmax along axis: exp(x) divided by its sum over that axis.",
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {{"axis", AttrKind::Int, AttrValue(int64_t{-1})}},
       .fusion = FusionClass::Reduce,
       .inferShape = softmaxRule("softmax"),
@@ -178,7 +178,7 @@ void registerActivationOps(OpTable &t) {
   OpDef logSoftmax{
       .name = "log_softmax",
       .summary = "Logarithm of the softmax along axis, computed stably.",
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {{"axis", AttrKind::Int, AttrValue(int64_t{-1})}},
       .fusion = FusionClass::Reduce,
       .inferShape = softmaxRule("log_softmax"),

@@ -218,7 +218,7 @@ void registerConvOps(OpTable &t) {
       .name = "conv2d_backward_data",
       .summary = "Gradient of conv2d with respect to its input, from dy, the weight and the "
                  "input as shape donor.",
-      .operands = {{"dy"}, {"weight"}, {"x"}},
+      .operands = {{"dy"}, {"weight"}, shapeOnly("x")},
       .attrs = conv2dAttrs(),
       .fusion = FusionClass::Opaque,
       .inferShape = inferConv2dBackwardData,
@@ -231,7 +231,7 @@ void registerConvOps(OpTable &t) {
       .name = "conv2d_backward_weights",
       .summary = "Gradient of conv2d with respect to its weight, from dy, the input and the "
                  "weight as shape donor.",
-      .operands = {{"dy"}, {"x"}, {"weight"}},
+      .operands = {{"dy"}, {"x"}, shapeOnly("weight")},
       .attrs = conv2dAttrs(),
       .fusion = FusionClass::Opaque,
       .inferShape = inferConv2dBackwardWeights,

@@ -38,7 +38,7 @@ void registerDropoutOps(OpTable &t) {
       .name = "dropout_train",
       .summary = "Keeps each element with probability 1-rate, scaled by 1/(1-rate), using a mask "
                  "hashed from (seed, step, index); returns y and the mask.",
-      .operands = {{"x"}, {"step"}},
+      .operands = {reusable("x"), {"step"}},
       .attrs = {{"rate", AttrKind::Float, AttrValue(0.5)},
                 {"seed", AttrKind::Int, AttrValue(int64_t{0})}},
       .numResults = 2,

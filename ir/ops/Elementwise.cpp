@@ -181,7 +181,7 @@ OpDef binaryOp(std::string name, std::string summary, GradFn grad) {
   return {
       .name = std::move(name),
       .summary = std::move(summary),
-      .operands = {{"a"}, {"b"}},
+      .operands = {reusable("a"), reusable("b")},
       .attrs = {},
       .fusion = FusionClass::Broadcast,
       .inferShape = std::move(rule),
@@ -202,7 +202,7 @@ void registerElementwiseOps(OpTable &t) {
   t.add({
       .name = "fill",
       .summary = "A tensor of like's type with every element set to value.",
-      .operands = {{"like"}},
+      .operands = {shapeOnly("like")},
       .attrs = {{"value", AttrKind::Float, AttrValue(0.0)}},
       .fusion = FusionClass::Elementwise,
       .inferShape = inferFill,
@@ -214,7 +214,7 @@ void registerElementwiseOps(OpTable &t) {
   t.add({
       .name = "scale",
       .summary = "Multiplies every element of a floating-point tensor by factor.",
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {{"factor", AttrKind::Float, AttrValue(1.0)}},
       .fusion = FusionClass::Elementwise,
       .inferShape = inferScale,
@@ -226,7 +226,7 @@ void registerElementwiseOps(OpTable &t) {
   t.add({
       .name = "sum_like",
       .summary = "Sums x over the dimensions broadcasting added, down to like's type.",
-      .operands = {{"x"}, {"like"}},
+      .operands = {{"x"}, shapeOnly("like")},
       .attrs = {},
       .fusion = FusionClass::Reduce,
       .inferShape = inferSumLike,
@@ -238,7 +238,7 @@ void registerElementwiseOps(OpTable &t) {
   t.add({
       .name = "broadcast_like",
       .summary = "Broadcasts x to like's type with numpy rules.",
-      .operands = {{"x"}, {"like"}},
+      .operands = {{"x"}, shapeOnly("like")},
       .attrs = {},
       .fusion = FusionClass::Broadcast,
       .inferShape = inferBroadcastLike,

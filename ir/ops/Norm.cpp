@@ -200,7 +200,7 @@ void registerNormOps(OpTable &t) {
   t.add({
       .name = "batchnorm",
       .summary = "Batch normalization over channel dimension 1 with running mean and variance.",
-      .operands = {{"x"}, {"gamma"}, {"beta"}, {"mean"}, {"var"}},
+      .operands = {reusable("x"), {"gamma"}, {"beta"}, {"mean"}, {"var"}},
       .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)},
                 {"momentum", AttrKind::Float, AttrValue(0.1)}},
       .fusion = FusionClass::Opaque,
@@ -219,7 +219,7 @@ void registerNormOps(OpTable &t) {
       .name = "batchnorm_train",
       .summary = "Batch normalization with batch statistics; updates the running mean and "
                  "variance in place.",
-      .operands = {{"x"},
+      .operands = {reusable("x"),
                    {"gamma"},
                    {"beta"},
                    {"running_mean", OperandSpec::Required, Effect::Write},
@@ -237,7 +237,7 @@ void registerNormOps(OpTable &t) {
       .name = "batchnorm_backward",
       .summary = "Gradient of batchnorm_train with respect to x, gamma and beta, from the batch "
                  "mean and invstd.",
-      .operands = {{"dy"}, {"x"}, {"gamma"}, {"mean"}, {"invstd"}},
+      .operands = {reusable("dy"), reusable("x"), {"gamma"}, {"mean"}, {"invstd"}},
       .attrs = {},
       .numResults = 3,
       .fusion = FusionClass::Opaque,
@@ -249,7 +249,7 @@ void registerNormOps(OpTable &t) {
       .name = "batchnorm_backward_frozen",
       .summary = "Gradient of inference batchnorm (fixed statistics) with respect to x, gamma "
                  "and beta.",
-      .operands = {{"dy"}, {"x"}, {"gamma"}, {"mean"}, {"var"}},
+      .operands = {reusable("dy"), reusable("x"), {"gamma"}, {"mean"}, {"var"}},
       .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)}},
       .numResults = 3,
       .fusion = FusionClass::Opaque,
@@ -263,7 +263,7 @@ void registerNormOps(OpTable &t) {
       .name = "dropout",
       .summary = "Dropout: the identity at inference; its training form dropout_train zeroes "
                  "elements.",
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {{"rate", AttrKind::Float, AttrValue(0.5)}},
       .fusion = FusionClass::Elementwise,
       .random = true,

@@ -222,7 +222,7 @@ void registerPoolOps(OpTable &t) {
       .name = "avgpool_backward",
       .summary = "Gradient of avgpool: spreads each dy element evenly over its window, with "
                  "the forward divisor.",
-      .operands = {{"dy"}, {"x"}},
+      .operands = {{"dy"}, shapeOnly("x")},
       .attrs = withSpec(windowPoolAttrs(), {"count_pad", AttrKind::Bool, AttrValue(true)}),
       .fusion = FusionClass::Opaque,
       .inferShape = inferAvgPoolBackward,
@@ -235,7 +235,7 @@ void registerPoolOps(OpTable &t) {
       .name = "global_avgpool_backward",
       .summary = "Gradient of global_avgpool: dy [N,C,1,1] divided by H*W and broadcast to "
                  "x's type.",
-      .operands = {{"dy"}, {"x"}},
+      .operands = {{"dy"}, shapeOnly("x")},
       .attrs = {},
       .fusion = FusionClass::Opaque,
       .inferShape = inferGlobalAvgPoolBackward,

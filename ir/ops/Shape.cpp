@@ -291,7 +291,7 @@ void registerShapeOps(OpTable &t) {
   t.add({
       .name = "flatten",
       .summary = "Keeps the dimensions before axis and multiplies the rest into one.",
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {{"axis", AttrKind::Int, AttrValue(int64_t{1})}},
       .fusion = FusionClass::Opaque,
       .inferShape = inferFlatten,
@@ -303,7 +303,7 @@ void registerShapeOps(OpTable &t) {
   t.add({
       .name = "reshape",
       .summary = "Reinterprets the elements with a new shape; one -1 entry is inferred.",
-      .operands = {{"x"}},
+      .operands = {reusable("x")},
       .attrs = {{"shape", AttrKind::Ints, std::nullopt}},
       .fusion = FusionClass::Opaque,
       .inferShape = inferReshape,
@@ -339,7 +339,7 @@ void registerShapeOps(OpTable &t) {
   t.add({
       .name = "reshape_like",
       .summary = "Reinterprets the elements of x with the dimensions of like.",
-      .operands = {{"x"}, {"like"}},
+      .operands = {reusable("x"), shapeOnly("like")},
       .attrs = {},
       .fusion = FusionClass::Opaque,
       .inferShape = inferReshapeLike,
@@ -365,7 +365,7 @@ void registerShapeOps(OpTable &t) {
   t.add({
       .name = "slice_backward",
       .summary = "Gradient of slice: zeros of x's type with dy at [begin, end) along axis.",
-      .operands = {{"dy"}, {"x"}},
+      .operands = {{"dy"}, shapeOnly("x")},
       .attrs = {{"axis", AttrKind::Int, std::nullopt},
                 {"begin", AttrKind::Int, std::nullopt},
                 {"end", AttrKind::Int, std::nullopt}},

@@ -73,4 +73,12 @@ bool sameAsFirstOperand(InferCtx &ctx) {
   return true;
 }
 
+OperandSpec reusable(std::string name, int result) {
+  return {std::move(name), OperandSpec::Required, Effect::Read, result};
+}
+
+OperandSpec shapeOnly(std::string name) {
+  return {std::move(name), OperandSpec::Required, Effect::Shape};
+}
+
 } // namespace dtnn::ir

@@ -40,6 +40,12 @@ bool typesAgree(const TensorType &a, const TensorType &b);
 // True for the floating-point element types (f32, f64).
 bool isFloatType(DType t);
 
+// An operand whose storage result `result` may take when the op is its last
+// user (an elementwise op writing element i after reading it).
+OperandSpec reusable(std::string name, int result = 0);
+// An operand the op reads only the type of.
+OperandSpec shapeOnly(std::string name);
+
 // Shape rule of ops whose single result has the type of operand 0.
 bool sameAsFirstOperand(InferCtx &ctx);
 

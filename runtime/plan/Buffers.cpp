@@ -1,7 +1,8 @@
 // Buffer assignment. Algorithm:
 //  1. Liveness: each arena value lives from its defining step to its last
-//     use (graph outputs to the end); an alias (the new version of a written
-//     operand) extends the life of the value whose storage it is.
+//     use (graph outputs to the end; a use that reads only the type does not
+//     count); an alias (the new version of a written operand) extends the
+//     life of the value whose storage it is.
 //  2. In-place reuse, in schedule order: a result takes the storage of an
 //     operand the op table lets it reuse (OperandSpec::reuse) when that
 //     storage dies at this op, has the result's layout and size, and the
@@ -67,8 +68,14 @@ private:
     int steps = static_cast<int>(plan_.steps.size());
     end_.assign(n_, -1);
     for (size_t id = 0; id < n_; ++id) end_[id] = plan_.values[id].def;
-    for (int s = 0; s < steps; ++s)
-      for (int id : plan_.steps[s].in) end_[id] = std::max(end_[id], s);
+    for (int s = 0; s < steps; ++s) {
+      const PlanStep &step = plan_.steps[s];
+      std::vector<const ir::OperandSpec *> specs;
+      if (step.op) specs = step.op->def().operandSpecs(step.op->operands().size(), step.op->attrs());
+      for (size_t i = 0; i < step.in.size(); ++i)
+        if (specs.empty() || specs[i]->effect != ir::Effect::Shape)
+          end_[step.in[i]] = std::max(end_[step.in[i]], s);
+    }
     for (int id : plan_.outputs) end_[id] = steps;
     // Aliases from lowering (new versions) extend their storage's life.
     for (size_t id = 0; id < n_; ++id)

@@ -9,7 +9,8 @@
 // is reused by later consumers of the same layout. The op's own results take
 // the descriptors the kernel gives; the new version of a written operand
 // keeps the operand's. Graph outputs are converted to plain at the end, so
-// the host can read them.
+// the host can read them. An operand the op reads only the type of is never
+// converted.
 #include "runtime/plan/Plan.h"
 
 #include <map>
@@ -61,6 +62,7 @@ private:
         def.operandSpecs(s.op->operands().size(), s.op->attrs());
     for (size_t i = 0; i < s.in.size(); ++i) {
       PlanValue &v = plan_.values[s.in[i]];
+      if (specs[i]->effect == ir::Effect::Shape) continue; // any layout will do
       if (v.storage == PlanValue::Storage::Param && !ctx_.params.count(v.param)) {
         v.desc = want[i];
         ctx_.params[v.param] = want[i];
