@@ -92,7 +92,7 @@ build() {
 main_job() {
   local run="$BUILD_DIR/bin/dtnn-run"
   [[ -x "$run" ]] || die "$run was not built"
-  log "training examples/lenet.dtnn on Fashion-MNIST (5 epochs on the reference backend)"
+  log "training examples/lenet.dtnn on Fashion-MNIST (5 epochs on the default backend)"
   "$run" examples/lenet.dtnn --metrics "$BUILD_DIR/lenet-metrics.jsonl"
   log "per-epoch metrics: $BUILD_DIR/lenet-metrics.jsonl"
 }

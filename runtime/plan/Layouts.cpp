@@ -1,6 +1,7 @@
 // Layout assignment. Algorithm: walk the schedule in order. For each op,
 // make the kernel of its selected backend from the descriptors its operands
-// arrive in, and ask which ones it wants. A parameter whose layout is not
+// arrive in (if that backend cannot, the next backend that claims the op),
+// and ask which ones it wants. A parameter whose layout is not
 // fixed yet takes the one its first kernel wants (PlanContext::params keeps
 // it for every later plan of the run); any other operand that arrives in
 // another layout gets a conversion step right before the op, made by the
@@ -54,9 +55,14 @@ private:
     for (unsigned r = 0; r < def.numResults; ++r)
       req.out.push_back(plan_.values[s.out[r]].desc.type);
     auto kernel = s.entry->make(req);
-    if (!kernel)
-      return Error::make(where() + "'" + s.op->name() + "' on the " + s.backend +
-                         " backend: " + kernel.error().message());
+    if (!kernel) {
+      // A backend that cannot make its kernel at these sizes and layouts
+      // (oneDNN refuses some descriptors) leaves the op to the next one.
+      Error first = kernel.takeError();
+      if (!fallBack(s, req, kernel))
+        return Error::make(where() + "'" + s.op->name() + "' on the " + s.backend +
+                           " backend: " + first.message());
+    }
     const std::vector<BufferDesc> &want = (*kernel)->operandDescs();
     std::vector<const ir::OperandSpec *> specs =
         def.operandSpecs(s.op->operands().size(), s.op->attrs());
@@ -86,6 +92,31 @@ private:
     s.kernel = std::move(*kernel);
     plan_.steps.push_back(std::move(s));
     return Error::success();
+  }
+
+  // Makes the kernel of the first backend after `s.backend` that claims the
+  // op; false when none can.
+  bool fallBack(PlanStep &s, KernelRequest &req, Expected<std::unique_ptr<Kernel>> &kernel) {
+    const KernelRegistry &reg = KernelRegistry::get();
+    std::vector<ir::TensorType> in, out;
+    for (const BufferDesc &d : req.in) in.push_back(d.type);
+    for (int id : s.out) out.push_back(plan_.values[id].desc.type);
+    bool after = false;
+    for (const auto &b : ctx_.backends.all()) {
+      if (!after) {
+        after = b->name() == s.backend;
+        continue;
+      }
+      const KernelEntry *e = reg.find(std::string(b->name()), *s.op, in, out);
+      if (!e) continue;
+      KernelRequest r{*s.op, req.in, req.out, *b};
+      kernel = e->make(r);
+      if (!kernel) continue;
+      s.entry = e;
+      s.backend = b->name();
+      return true;
+    }
+    return false;
   }
 
   // The value holding `id` converted to `to`, adding conversion steps.

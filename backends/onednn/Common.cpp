@@ -1,0 +1,152 @@
+#include "backends/onednn/Common.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+
+namespace dtnn::onednn {
+
+dnnl::engine &engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream &stream() {
+  static dnnl::stream s(engine());
+  return s;
+}
+
+memory::dims dimsOf(const ir::TensorType &t) { return memory::dims(t.dims.begin(), t.dims.end()); }
+
+memory::desc plainDesc(const memory::dims &dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+bool isPlain(const memory::desc &md) { return md == plainDesc(md.dims()); }
+
+std::string tagOf(const memory::desc &md) {
+  const dnnl_memory_desc_t &d = md.data;
+  if (d.format_kind != dnnl_blocked) return "format" + std::to_string(int(d.format_kind));
+  const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+  std::vector<int> order(d.ndims);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return b.strides[x] > b.strides[y]; });
+  std::vector<bool> blocked(d.ndims, false);
+  for (int k = 0; k < b.inner_nblks; ++k) blocked[b.inner_idxs[k]] = true;
+  std::string tag;
+  for (int i : order) tag += static_cast<char>((blocked[i] ? 'A' : 'a') + i);
+  for (int k = 0; k < b.inner_nblks; ++k)
+    tag += std::to_string(b.inner_blks[k]) + static_cast<char>('a' + b.inner_idxs[k]);
+  return tag;
+}
+
+BufferDesc bufferOf(const memory::desc &md, const ir::TensorType &t) {
+  if (isPlain(md)) return BufferDesc::plain(t);
+  BufferDesc d;
+  d.type = t;
+  d.layout = runtime::Layout::native(kBackendName, tagOf(md), std::make_shared<memory::desc>(md));
+  d.bytes = md.get_size();
+  return d;
+}
+
+memory::desc descOf(const BufferDesc &d, const memory::dims &dims) {
+  if (d.layout.backend() == kBackendName) return *d.layout.descAs<memory::desc>();
+  return plainDesc(dims);
+}
+
+Error guard(const std::string &what, const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const dnnl::error &e) {
+    return Error::make(what + ": oneDNN: " + e.what());
+  }
+  return Error::success();
+}
+
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void PrimitiveKernel::setDesc(const dnnl::primitive_desc_base &pd) {
+  steps_.push_back({pd, {}, {}, {}});
+  memory::desc sp = pd.scratchpad_desc();
+  scratchpadBytes_ = std::max<uint64_t>(scratchpadBytes_, sp.get_size());
+  if (sp.get_size())
+    steps_.back().bindings.push_back({DNNL_ARG_SCRATCHPAD, Binding::Scratchpad, 0, sp, {}});
+}
+
+void PrimitiveKernel::argIn(int arg, size_t i, const memory::desc &md) {
+  steps_.back().bindings.push_back({arg, Binding::In, i, md, {}});
+}
+
+void PrimitiveKernel::argOut(int arg, size_t j, const memory::desc &md) {
+  steps_.back().bindings.push_back({arg, Binding::Out, j, md, {}});
+}
+
+void PrimitiveKernel::use(int arg, size_t i, const memory::desc &md) {
+  in_[i] = bufferOf(md, in_[i].type);
+  argIn(arg, i, md);
+}
+
+void PrimitiveKernel::give(int arg, size_t j, const memory::desc &md) {
+  out_[j] = bufferOf(md, out_[j].type);
+  argOut(arg, j, md);
+}
+
+size_t PrimitiveKernel::temp(const memory::desc &md) {
+  tempOffsets_.push_back(tempBytes_);
+  tempDescs_.push_back(md);
+  tempBytes_ += (md.get_size() + 63) / 64 * 64;
+  return tempOffsets_.size() - 1;
+}
+
+void PrimitiveKernel::argTemp(int arg, size_t id) {
+  steps_.back().bindings.push_back({arg, Binding::Temp, id, tempDescs_[id], {}});
+}
+
+float *PrimitiveKernel::tempData(const KernelArgs &args, size_t id) const {
+  return reinterpret_cast<float *>(static_cast<char *>(args.workspace) + tempOffsets_[id]);
+}
+
+Error PrimitiveKernel::bind() {
+  return guard("binding a oneDNN primitive", [&] {
+    for (Step &s : steps_) {
+      s.prim = dnnl::primitive(s.pd.get());
+      for (Binding &b : s.bindings) {
+        b.mem = memory(b.md, engine(), DNNL_MEMORY_NONE);
+        s.args[b.arg] = b.mem;
+      }
+    }
+  });
+}
+
+Error PrimitiveKernel::run(const KernelArgs &args, runtime::ExecContext &) {
+  return guard("running a oneDNN primitive", [&] {
+    char *scratch = static_cast<char *>(args.workspace) + tempBytes_;
+    for (Step &s : steps_)
+      for (Binding &b : s.bindings) {
+        switch (b.source) {
+        case Binding::In: b.mem.set_data_handle(args.in[b.index].data); break;
+        case Binding::Out: b.mem.set_data_handle(args.out[b.index].data); break;
+        case Binding::Temp: b.mem.set_data_handle(tempData(args, b.index)); break;
+        case Binding::Scratchpad: b.mem.set_data_handle(scratch); break;
+        }
+      }
+    before(args);
+    for (Step &s : steps_) s.prim.execute(stream(), s.args);
+    after(args);
+  });
+}
+
+void add(runtime::KernelRegistry &r, const std::string &op, runtime::KernelMaker make,
+         runtime::KernelClaim claims) {
+  r.add(op, kBackendName, {ir::DType::F32}, runtime::LayoutKind::Native, std::move(make),
+        std::move(claims));
+}
+
+} // namespace dtnn::onednn

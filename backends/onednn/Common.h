@@ -1,0 +1,124 @@
+// What the oneDNN backend's kernels share: the engine and stream, the
+// mapping between oneDNN memory descriptors and the runtime's buffer
+// descriptors, and PrimitiveKernel, a kernel that runs one oneDNN primitive
+// with its operands, results and scratchpad bound to the primitive's
+// arguments.
+#pragma once
+
+#include "runtime/KernelRegistry.h"
+
+#include <dnnl.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dtnn::onednn {
+
+using dnnl::memory;
+using runtime::BufferDesc;
+using runtime::KernelArgs;
+using runtime::KernelRequest;
+
+// The backend's name in the registries and in layouts it owns.
+inline constexpr const char *kBackendName = "onednn";
+
+// The CPU engine and an in-order stream of this process.
+dnnl::engine &engine();
+dnnl::stream &stream();
+
+memory::dims dimsOf(const ir::TensorType &t);
+// A row-major descriptor of f32 `dims`.
+memory::desc plainDesc(const memory::dims &dims);
+// Whether `md` is row-major over its own dims, without padding.
+bool isPlain(const memory::desc &md);
+// The oneDNN verbose name of a blocked layout: dims in order of decreasing
+// stride, blocked ones in capitals, then the inner blocks ("aBcd8b").
+std::string tagOf(const memory::desc &md);
+// The buffer of a value of logical type `t` laid out as `md`: plain when `md`
+// is, else this backend's layout named by tagOf.
+BufferDesc bufferOf(const memory::desc &md, const ir::TensorType &t);
+// The descriptor of a buffer as it arrives: its own when it is in a layout
+// of this backend, else row-major over `dims` (which may differ from its
+// type's, as a grouped convolution's 5-d weights do).
+memory::desc descOf(const BufferDesc &d, const memory::dims &dims);
+
+// Runs `f`, turning a oneDNN exception into an error naming `what`.
+Error guard(const std::string &what, const std::function<void()> &f);
+
+// A kernel that runs oneDNN primitives, one after another: usually one, a
+// few where an op needs more (max pooling's gradient recomputes the forward
+// pass for its workspace). A subclass makes the primitive descriptors in its
+// constructor (layout assignment reads in_ and out_ from them), says which
+// operand, result or temporary buffer each argument of each primitive is,
+// and leaves the primitives' creation to bind(). Temporaries and the
+// primitives' scratchpads live in the kernel's workspace.
+class PrimitiveKernel : public runtime::Kernel {
+public:
+  explicit PrimitiveKernel(const KernelRequest &r) : Kernel(r) {}
+  PrimitiveKernel(const std::vector<ir::TensorType> &in, const std::vector<ir::TensorType> &out)
+      : Kernel(in, out) {}
+  uint64_t workspaceBytes() const override { return tempBytes_ + scratchpadBytes_; }
+  Error bind() override;
+  Error run(const KernelArgs &args, runtime::ExecContext &ctx) override;
+
+protected:
+  // Adds a primitive, run after the ones added before; the arguments bound
+  // next belong to it.
+  void setDesc(const dnnl::primitive_desc_base &pd);
+  // Binds argument `arg` (DNNL_ARG_*) of the last primitive to operand i or
+  // result j, described by `md`.
+  void argIn(int arg, size_t i, const memory::desc &md);
+  void argOut(int arg, size_t j, const memory::desc &md);
+  // Wants operand i laid out as `md` and binds `arg` to it.
+  void use(int arg, size_t i, const memory::desc &md);
+  // Gives result j laid out as `md` and binds `arg` to it.
+  void give(int arg, size_t j, const memory::desc &md);
+  // A temporary buffer in the workspace described by `md`; returns its id.
+  size_t temp(const memory::desc &md);
+  // Binds `arg` of the last primitive to temporary `id`.
+  void argTemp(int arg, size_t id);
+  // The storage of temporary `id` during a run.
+  float *tempData(const KernelArgs &args, size_t id) const;
+  // Host code before the first primitive and after the last, with the
+  // arguments bound (a subclass that prepares or finishes values).
+  virtual void before(const KernelArgs &args) { (void)args; }
+  virtual void after(const KernelArgs &args) { (void)args; }
+
+private:
+  struct Binding {
+    int arg;
+    enum { In, Out, Temp, Scratchpad } source;
+    size_t index;
+    memory::desc md;
+    memory mem;
+  };
+  struct Step {
+    dnnl::primitive_desc_base pd;
+    dnnl::primitive prim;
+    std::vector<Binding> bindings;
+    std::unordered_map<int, memory> args;
+  };
+  std::vector<Step> steps_;
+  std::vector<uint64_t> tempOffsets_;
+  std::vector<memory::desc> tempDescs_;
+  uint64_t tempBytes_ = 0, scratchpadBytes_ = 0;
+};
+
+// The attributes every primitive gets: a scratchpad the plan provides.
+dnnl::primitive_attr userScratchpad();
+
+// Registers `make` for f32 `op` in the kernel registry, for oneDNN layouts.
+void add(runtime::KernelRegistry &r, const std::string &op, runtime::KernelMaker make,
+         runtime::KernelClaim claims = nullptr);
+
+// Makes a kernel of type K from a request, reporting oneDNN's exceptions.
+template <typename K> runtime::KernelMaker maker() {
+  return [](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
+    std::unique_ptr<runtime::Kernel> k;
+    if (Error e = guard(r.op.name(), [&] { k = std::make_unique<K>(r); })) return e;
+    return k;
+  };
+}
+
+} // namespace dtnn::onednn

@@ -1,0 +1,138 @@
+// oneDNN kernels of batch normalization (ir/ops/Norm.cpp), over [N,C] or
+// [N,C,H,W] in the layout the input arrives in. The IR keeps the batch's
+// mean and 1/sqrt(var + eps) for the gradient, oneDNN the mean and the
+// variance: batchnorm_train turns the variance into invstd (and updates the
+// running statistics) after the primitive, and batchnorm_backward turns
+// invstd back into a variance with eps 0, so that oneDNN's 1/sqrt(var + 0)
+// is the same invstd without cancellation.
+#include "backends/onednn/Primitives.h"
+
+#include <cmath>
+
+namespace dtnn::onednn {
+
+namespace {
+
+using dnnl::normalization_flags;
+using dnnl::prop_kind;
+
+const normalization_flags kAffine = normalization_flags::use_scale | normalization_flags::use_shift;
+
+dnnl::batch_normalization_forward::primitive_desc forwardPd(prop_kind prop,
+                                                             const memory::desc &md, float eps,
+                                                             normalization_flags flags) {
+  return {{prop, md, eps, flags}, userScratchpad(), engine()};
+}
+
+// y = (x - mean) / sqrt(var + eps) * gamma + beta, with the running statistics.
+class BatchNormInference : public PrimitiveKernel {
+public:
+  explicit BatchNormInference(const KernelRequest &r) : PrimitiveKernel(r) {
+    memory::desc md = descOf(r.in[0], dimsOf(r.in[0].type));
+    float eps = static_cast<float>(r.op.attrs().getFloat("eps"));
+    auto pd = forwardPd(prop_kind::forward_inference, md, eps,
+                        kAffine | normalization_flags::use_global_stats);
+    setDesc(pd);
+    memory::desc c = plainDesc({r.in[0].type.dims[1]});
+    use(DNNL_ARG_SRC, 0, pd.src_desc());
+    use(DNNL_ARG_SCALE, 1, c);
+    use(DNNL_ARG_SHIFT, 2, c);
+    use(DNNL_ARG_MEAN, 3, c);
+    use(DNNL_ARG_VARIANCE, 4, c);
+    give(DNNL_ARG_DST, 0, pd.dst_desc());
+  }
+};
+
+// (y, mean, invstd) with batch statistics; the running mean and variance
+// (operands 3 and 4, written in place) move toward them as in PyTorch.
+class BatchNormTrain : public PrimitiveKernel {
+public:
+  explicit BatchNormTrain(const KernelRequest &r) : PrimitiveKernel(r) {
+    memory::desc md = descOf(r.in[0], dimsOf(r.in[0].type));
+    eps_ = r.op.attrs().getFloat("eps");
+    momentum_ = r.op.attrs().getFloat("momentum");
+    channels_ = r.in[0].type.dims[1];
+    count_ = r.in[0].type.staticElements() / channels_;
+    auto pd = forwardPd(prop_kind::forward_training, md, static_cast<float>(eps_), kAffine);
+    setDesc(pd);
+    memory::desc c = plainDesc({channels_});
+    var_ = temp(c);
+    use(DNNL_ARG_SRC, 0, pd.src_desc());
+    use(DNNL_ARG_SCALE, 1, c);
+    use(DNNL_ARG_SHIFT, 2, c);
+    give(DNNL_ARG_DST, 0, pd.dst_desc());
+    argOut(DNNL_ARG_MEAN, 1, c);
+    argTemp(DNNL_ARG_VARIANCE, var_);
+  }
+
+private:
+  void after(const KernelArgs &a) override {
+    const float *mean = a.out[1].as<float>(), *var = tempData(a, var_);
+    float *invstd = a.out[2].as<float>();
+    float *runMean = a.in[3].as<float>(), *runVar = a.in[4].as<float>();
+    double unbias = count_ > 1 ? double(count_) / double(count_ - 1) : 1.0;
+    for (int64_t c = 0; c < channels_; ++c) {
+      invstd[c] = static_cast<float>(1 / std::sqrt(double(var[c]) + eps_));
+      runMean[c] = static_cast<float>((1 - momentum_) * runMean[c] + momentum_ * mean[c]);
+      runVar[c] = static_cast<float>((1 - momentum_) * runVar[c] + momentum_ * var[c] * unbias);
+    }
+  }
+  double eps_ = 0, momentum_ = 0;
+  int64_t channels_ = 0, count_ = 0;
+  size_t var_ = 0;
+};
+
+// (dx, dgamma, dbeta) of batchnorm_train from dy, x, gamma, mean and invstd,
+// or of inference batchnorm from dy, x, gamma, mean and var (frozen).
+class BatchNormBackward : public PrimitiveKernel {
+public:
+  explicit BatchNormBackward(const KernelRequest &r) : PrimitiveKernel(r) {
+    frozen_ = r.op.name() == "batchnorm_backward_frozen";
+    memory::desc md = descOf(r.in[1], dimsOf(r.in[1].type));
+    float eps = frozen_ ? static_cast<float>(r.op.attrs().getFloat("eps")) : 0.f;
+    normalization_flags flags = frozen_ ? kAffine | normalization_flags::use_global_stats : kAffine;
+    auto hint = forwardPd(prop_kind::forward_training, md, eps, flags);
+    dnnl::batch_normalization_backward::desc d(prop_kind::backward, md, md, eps, flags);
+    dnnl::batch_normalization_backward::primitive_desc pd(d, userScratchpad(), engine(), hint);
+    setDesc(pd);
+    channels_ = r.in[1].type.dims[1];
+    memory::desc c = plainDesc({channels_});
+    use(DNNL_ARG_DIFF_DST, 0, pd.diff_dst_desc());
+    use(DNNL_ARG_SRC, 1, pd.src_desc());
+    use(DNNL_ARG_SCALE, 2, c);
+    // oneDNN asks for the shift too, though the gradient does not read it.
+    argTemp(DNNL_ARG_SHIFT, temp(c));
+    use(DNNL_ARG_MEAN, 3, c);
+    if (frozen_) {
+      use(DNNL_ARG_VARIANCE, 4, c);
+    } else {
+      var_ = temp(c); // from invstd (operand 4, plain), by before()
+      argTemp(DNNL_ARG_VARIANCE, var_);
+    }
+    give(DNNL_ARG_DIFF_SRC, 0, pd.diff_src_desc());
+    argOut(DNNL_ARG_DIFF_SCALE, 1, c);
+    argOut(DNNL_ARG_DIFF_SHIFT, 2, c);
+  }
+
+private:
+  void before(const KernelArgs &a) override {
+    if (frozen_) return;
+    const float *invstd = a.in[4].as<float>();
+    float *var = tempData(a, var_);
+    for (int64_t c = 0; c < channels_; ++c) var[c] = 1.f / (invstd[c] * invstd[c]);
+  }
+  bool frozen_ = false;
+  int64_t channels_ = 0;
+  size_t var_ = 0;
+};
+
+} // namespace
+
+DTNN_REGISTER_KERNELS(onednnNormKernels) {
+  add(r, "batchnorm", maker<BatchNormInference>());
+  add(r, "batchnorm_train", maker<BatchNormTrain>());
+  add(r, "batchnorm_backward", maker<BatchNormBackward>());
+  add(r, "batchnorm_backward_frozen", maker<BatchNormBackward>());
+}
+
+} // namespace dtnn::onednn

@@ -1,0 +1,49 @@
+// The oneDNN backend: host memory, kernels built on oneDNN primitives that
+// choose their own layouts (format_tag::any), and reorders between those
+// layouts and plain ones. It is the default on CPU; ops it has no primitive
+// for go to the reference backend.
+#include "backends/onednn/Common.h"
+#include "runtime/BackendRegistry.h"
+
+namespace dtnn::onednn {
+
+namespace {
+
+// A layout conversion: one reorder primitive. A native side brings its
+// descriptor; the plain side is row-major over the same dims.
+class Reorder : public PrimitiveKernel {
+public:
+  Reorder(const BufferDesc &from, const BufferDesc &to) : PrimitiveKernel({from.type}, {to.type}) {
+    const BufferDesc &native = from.layout.isPlain() ? to : from;
+    memory::dims dims = native.layout.descAs<memory::desc>()->dims();
+    memory::desc src = descOf(from, dims), dst = descOf(to, dims);
+    setDesc(dnnl::reorder::primitive_desc(engine(), src, engine(), dst, userScratchpad()));
+    in_ = {from};
+    out_ = {to};
+    argIn(DNNL_ARG_FROM, 0, src);
+    argOut(DNNL_ARG_TO, 0, dst);
+  }
+};
+
+class OnednnBackend final : public runtime::HostBackend {
+public:
+  std::string_view name() const override { return kBackendName; }
+  Expected<std::unique_ptr<runtime::Kernel>> makeConversion(const BufferDesc &from,
+                                                            const BufferDesc &to) override {
+    std::unique_ptr<runtime::Kernel> k;
+    if (Error e = guard("converting " + from.str() + " to " + to.str(),
+                        [&] { k = std::make_unique<Reorder>(from, to); }))
+      return e;
+    return k;
+  }
+};
+
+} // namespace
+
+DTNN_REGISTER_BACKEND(onednn, {kBackendName, 10, false,
+                               "oneDNN primitives in their own layouts (the default on CPU)",
+                               [](const runtime::BackendOptions &) {
+                                 return std::unique_ptr<runtime::Backend>(new OnednnBackend());
+                               }});
+
+} // namespace dtnn::onednn

@@ -1,0 +1,56 @@
+// Helpers for the oneDNN kernel families: descriptors that let oneDNN choose
+// the layout, the choice between the layouts operands arrive in and the ones
+// oneDNN prefers, and kernels more than one family uses.
+#pragma once
+
+#include "backends/onednn/Common.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtnn::onednn {
+
+// A descriptor of f32 `dims` whose layout the primitive chooses.
+inline memory::desc anyDesc(const memory::dims &dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+// Whether a primitive descriptor runs oneDNN's reference (slow) code.
+bool isReference(const dnnl::primitive_desc_base &pd);
+
+// An operand as it arrives, with the dims its primitive gives it.
+using Arriving = std::pair<const BufferDesc *, memory::dims>;
+
+// Makes a primitive descriptor with `make`, given one memory descriptor per
+// arriving operand: first the layouts they arrive in where those are
+// oneDNN's own (so no conversion is needed), else the layouts oneDNN
+// prefers; the latter wins when the former fails or runs reference code
+// where the latter does not.
+template <typename PD, typename Make>
+PD preferArriving(const std::vector<Arriving> &operands, Make make) {
+  std::vector<memory::desc> arriving, any;
+  bool native = false;
+  for (const auto &[d, dims] : operands) {
+    any.push_back(anyDesc(dims));
+    native = native || d->layout.backend() == kBackendName;
+    arriving.push_back(d->layout.backend() == kBackendName ? descOf(*d, dims) : anyDesc(dims));
+  }
+  PD chosen = make(any);
+  if (!native) return chosen;
+  try {
+    PD kept = make(arriving);
+    if (!isReference(kept) || isReference(chosen)) return kept;
+  } catch (const dnnl::error &) {
+  }
+  return chosen;
+}
+
+// The gradient of a bias: dy [N, K, ...] summed over every dim but the
+// channels (1), into a plain [K] (conv2d_backward_bias, dense_backward_bias).
+class SumToChannels : public PrimitiveKernel {
+public:
+  explicit SumToChannels(const KernelRequest &r);
+};
+
+} // namespace dtnn::onednn
