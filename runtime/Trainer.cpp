@@ -2,6 +2,7 @@
 
 #include "runtime/HostMemory.h"
 #include "runtime/ModuleRunner.h"
+#include "runtime/Profile.h"
 #include "runtime/Report.h"
 #include "runtime/TrainState.h"
 
@@ -121,6 +122,7 @@ private:
 
   const ir::Graph *fwd_ = nullptr, *train_ = nullptr, *eval_ = nullptr;
   std::unique_ptr<ModuleRunner> runner_;
+  std::unique_ptr<StepProfile> profile_; // of the train step at the full batch
   DataSplits data_;
   std::string dataName_; // the data source, for messages
   std::vector<int64_t> trainIdx_, valIdx_;
@@ -306,8 +308,14 @@ Error Session::setUp() {
   // The train step is planned first, so that its kernels choose the
   // parameters' layouts; the eval step converts where it wants others.
   int64_t first = std::min<int64_t>(s_.batch, static_cast<int64_t>(trainIdx_.size()));
-  if (!o_.evalOnly && first > 0)
-    if (auto exec = runner_->executor(*train_, first); !exec) return exec.takeError();
+  if (!o_.evalOnly && first > 0) {
+    auto exec = runner_->executor(*train_, first);
+    if (!exec) return exec.takeError();
+    if (o_.profile) {
+      (*exec)->setProfiling(true);
+      profile_ = std::make_unique<StepProfile>((*exec)->plan());
+    }
+  }
   return Error::success();
 }
 
@@ -392,6 +400,7 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
     if (runSteps_ > 5) { // the first steps of a run are warm-up
       runTiming_.add(dt, b.size);
       epochTiming.add(dt, b.size);
+      if (profile_ && &cur->exec->plan() == &profile_->plan()) profile_->add(cur->exec->times());
     }
     bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
                 epochTiming.rate());
@@ -516,6 +525,12 @@ RunStatus Session::finish(double lastTestAcc) {
     out_ << " (" << runTiming_.rate() << " images/s in training)";
   }
   out_ << std::defaultfloat << "\n";
+  if (profile_) {
+    if (profile_->runs() == 0)
+      out_ << "profile: no step ran after the first 5 (warm-up) at batch " << s_.batch << "\n";
+    else
+      out_ << profile_->table();
+  }
   return RunStatus::Ok;
 }
 

@@ -24,6 +24,7 @@ struct RunOptions {
   std::string resumePath;     // checkpoint to start from
   bool progressBar = false;   // redraw a progress line while an epoch runs
   bool prefetch = true;       // load batches on a background thread
+  bool profile = false;       // time every op of the train step and print a table
 };
 
 // Exit status of a run, as dtnn-run returns it.

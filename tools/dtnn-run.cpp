@@ -39,6 +39,7 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"eval-only", "", "evaluate on the test set without training"},
     {"steps", "N", "stop after N training steps in all, then evaluate"},
     {"no-progress", "", "print one line per epoch even on a terminal"},
+    {"profile", "", "time every op of the train step and print a table at the end"},
     {"I", "DIR", "also search DIR for imported files", true},
     {"help", "", "show this help"},
 };
@@ -168,6 +169,7 @@ int run(int argc, char **argv) {
   ro.savePath = args->get("save");
   ro.resumePath = args->get("resume");
   ro.progressBar = !args->has("no-progress") && isatty(STDOUT_FILENO);
+  ro.profile = args->has("profile");
   return static_cast<int>(
       runtime::train(*module, *settings, ro, *backends, std::cout, std::cerr));
 }

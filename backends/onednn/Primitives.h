@@ -48,9 +48,14 @@ PD preferArriving(const std::vector<Arriving> &operands, Make make) {
 
 // The gradient of a bias: dy [N, K, ...] summed over every dim but the
 // channels (1), into a plain [K] (conv2d_backward_bias, dense_backward_bias).
-class SumToChannels : public PrimitiveKernel {
+// It takes dy plain or in oneDNN's channel-blocked layouts (Reduce.cpp).
+class SumToChannels : public runtime::Kernel {
 public:
   explicit SumToChannels(const KernelRequest &r);
+  Error run(const KernelArgs &args, runtime::ExecContext &ctx) override;
+
+private:
+  int64_t block_ = 1, n_ = 1, c_ = 1, spatial_ = 1;
 };
 
 } // namespace dtnn::onednn

@@ -1,0 +1,42 @@
+// The per-op profile of a train step (`dtnn-run --profile`): where the time
+// of a step goes, layer by layer. Steps are grouped by the forward op they
+// belong to (backward ops carry their forward op's source location); each
+// row gives the forward and backward time per step, the achieved GFLOP/s
+// where the ops have multiply-accumulates, the backends that ran them, and
+// the time of the layout conversions feeding them.
+#pragma once
+
+#include "runtime/Executor.h"
+
+#include <string>
+#include <vector>
+
+namespace dtnn::runtime {
+
+class StepProfile {
+public:
+  explicit StepProfile(const Plan &plan);
+  // Adds the step times of one run of the plan.
+  void add(const std::vector<StepTime> &times);
+  // The number of runs added.
+  int64_t runs() const { return runs_; }
+  const Plan &plan() const { return plan_; }
+  // The table, one row per layer in forward order, then the loss, the
+  // updates and the totals.
+  std::string table() const;
+
+private:
+  struct Row {
+    std::string name;              // op and location
+    std::vector<std::string> backends;
+    double forward = 0, backward = 0, conversions = 0; // summed seconds
+    double flops = 0;                                  // per run
+  };
+  const Plan &plan_;
+  std::vector<Row> rows_;
+  std::vector<int> rowOf_; // per step
+  double wall_ = 0;
+  int64_t runs_ = 0;
+};
+
+} // namespace dtnn::runtime
