@@ -3,6 +3,7 @@
 #include "runtime/HostMemory.h"
 #include "runtime/ModuleRunner.h"
 #include "runtime/Profile.h"
+#include "runtime/Threads.h"
 #include "runtime/Report.h"
 #include "runtime/TrainState.h"
 
@@ -471,8 +472,9 @@ RunStatus Session::run() {
   out_ << "training " << fwd_->name() << " on " << data_.description;
   if (!valIdx_.empty())
     out_ << " (" << valIdx_.size() << " training images held out for validation)";
+  int threads = threadCount();
   out_ << "; batch " << s_.batch << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
-       << backend_.name() << "\n";
+       << backend_.name() << ", " << threads << (threads == 1 ? " thread" : " threads") << "\n";
 
   double lastTestAcc = std::nan("");
   bool stop = false;
