@@ -72,9 +72,11 @@ class AvgPoolBackward : public PrimitiveKernel {
 public:
   explicit AvgPoolBackward(const KernelRequest &r) : PrimitiveKernel(r) {
     PoolGeometry g(r.op, r.in[1].type, r.in[0].type);
-    auto hint = g.forwardPd(prop_kind::forward_training, anyDesc(g.x));
-    dnnl::pooling_v2_backward::desc d(g.alg, anyDesc(g.x), descOf(r.in[0], g.y), g.strides,
-                                      g.kernel, g.dilation, g.padL, g.padR);
+    // Forward pooling wants a concrete source layout: dy's, at x's dims.
+    memory::desc dy = descOf(r.in[0], g.y), x = sameLayout(dy, g.x);
+    auto hint = g.forwardPd(prop_kind::forward_training, x);
+    dnnl::pooling_v2_backward::desc d(g.alg, x, dy, g.strides, g.kernel, g.dilation, g.padL,
+                                      g.padR);
     dnnl::pooling_v2_backward::primitive_desc pd(d, userScratchpad(), engine(), hint);
     setDesc(pd);
     use(DNNL_ARG_DIFF_DST, 0, pd.diff_dst_desc());

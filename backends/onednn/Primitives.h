@@ -16,6 +16,10 @@ inline memory::desc anyDesc(const memory::dims &dims) {
   return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
 }
 
+// A descriptor of `dims` in `like`'s layout where that is a plain or
+// channel-blocked one (abcd, acdb, aBcd8b, aBcd16b), else plain.
+memory::desc sameLayout(const memory::desc &like, const memory::dims &dims);
+
 // Whether a primitive descriptor runs oneDNN's reference (slow) code.
 bool isReference(const dnnl::primitive_desc_base &pd);
 

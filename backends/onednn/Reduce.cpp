@@ -14,6 +14,15 @@ bool isReference(const dnnl::primitive_desc_base &pd) {
   return std::string(pd.impl_info_str()).find("ref") != std::string::npos;
 }
 
+memory::desc sameLayout(const memory::desc &like, const memory::dims &dims) {
+  using tag = memory::format_tag;
+  std::string t = tagOf(like);
+  tag f = t == "acdb" ? tag::acdb : t == "aBcd8b" ? tag::aBcd8b : t == "aBcd16b" ? tag::aBcd16b
+                                                                               : tag::undef;
+  if (f == tag::undef || dims.size() != 4) return plainDesc(dims);
+  return memory::desc(dims, memory::data_type::f32, f);
+}
+
 namespace {
 
 // The channel block of a layout that blocks dim 1 only, with the other dims

@@ -24,7 +24,8 @@ struct GraphRunner::State {
   std::string error;
 };
 
-GraphRunner::GraphRunner(const std::string &irText, int threads) : s_(std::make_unique<State>()) {
+GraphRunner::GraphRunner(const std::string &irText, int threads, const std::string &backend)
+    : s_(std::make_unique<State>()) {
   s_->module = ir::parseModule(irText, "refrun.dtir", s_->sm, s_->diags);
   if (!s_->module) {
     s_->error = "IR does not parse:\n" + s_->errs.str();
@@ -35,7 +36,7 @@ GraphRunner::GraphRunner(const std::string &irText, int threads) : s_(std::make_
     s_->error = "the IR must define graph @f";
     return;
   }
-  auto backends = runtime::BackendSet::create("reference", {threads});
+  auto backends = runtime::BackendSet::create(backend, {threads});
   if (!backends) {
     s_->error = backends.error().message();
     return;
@@ -55,6 +56,8 @@ GraphRunner::~GraphRunner() = default;
 bool GraphRunner::ok() const { return s_->exec != nullptr; }
 
 std::string GraphRunner::error() const { return s_->error; }
+
+const runtime::Plan *GraphRunner::plan() const { return ok() ? &s_->exec->plan() : nullptr; }
 
 bool GraphRunner::setParam(const std::string &name, const runtime::Tensor &t) {
   const ir::Param *p = ok() ? s_->module->findParam(name) : nullptr;

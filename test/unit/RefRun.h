@@ -1,6 +1,7 @@
-// Runs small IR graphs on the reference backend for kernel tests: parse IR
-// text, run graph @f at batch 1 with given inputs and parameters, and compare
-// the outputs with hand-computed values.
+// Runs small IR graphs for kernel tests, on the reference backend unless a
+// GraphRunner is given another: parse IR text, run graph @f at batch 1 with
+// given inputs and parameters, and compare the outputs with hand-computed
+// values (or, in the differential tests, with another backend's).
 #pragma once
 
 #include "ir/Types.h"
@@ -11,17 +12,25 @@
 #include <string>
 #include <vector>
 
+namespace dtnn::runtime {
+struct Plan;
+} // namespace dtnn::runtime
+
 namespace dtnn::test {
 
-// Graph @f of IR text planned at batch 1 on the reference backend, with its
-// parameter store and executor kept between runs: for tests that run a graph
-// several times, choose the thread count, or read parameters back after a run
-// (in-place updates such as the running statistics of batchnorm_train).
+// Graph @f of IR text planned at batch 1 on one backend (the reference one by
+// default), with its parameter store and executor kept between runs: for
+// tests that run a graph several times, choose the thread count or backend,
+// or read parameters back after a run (in-place updates such as the running
+// statistics of batchnorm_train).
 class GraphRunner {
 public:
   // Parses `irText` and plans graph @f with `threads` threads (0: the
-  // backend's default); ok() tells whether that worked and error() why not.
-  explicit GraphRunner(const std::string &irText, int threads = 0);
+  // backend's default) on `backend` and its fallbacks, as
+  // runtime::BackendSet::create makes them; ok() tells whether that worked
+  // and error() why not.
+  explicit GraphRunner(const std::string &irText, int threads = 0,
+                       const std::string &backend = "reference");
   ~GraphRunner();
   GraphRunner(const GraphRunner &) = delete;
   GraphRunner &operator=(const GraphRunner &) = delete;
@@ -30,6 +39,9 @@ public:
   bool ok() const;
   // Why it did not.
   std::string error() const;
+  // The plan of graph @f (which backend runs each op, where each value
+  // lives); null unless ok().
+  const runtime::Plan *plan() const;
 
   // Writes parameter `name`. A missing parameter or another type is a test
   // failure and returns false.
