@@ -5,7 +5,7 @@
 #
 #   bash bench/lenet_accuracy.sh [EPOCHS] [THREADS]      (defaults: 5 and all cores)
 #
-# Environment: DTNN_BUILD_DIR (default build), DTNN_BACKEND (default reference), DTNN_MODEL
+# Environment: DTNN_BUILD_DIR (default build), DTNN_BACKEND (default: dtnn-run's), DTNN_MODEL
 # (default examples/lenet.dtnn: another model file with the same train section to compare, for
 # example one with a schedule), DTNN_OUT (default BUILD_DIR/bench-lenet).
 set -euo pipefail
@@ -16,9 +16,11 @@ THREADS="${2:-$(nproc)}"
 MODEL="${DTNN_MODEL:-examples/lenet.dtnn}"
 OUT="${DTNN_OUT:-$BUILD_DIR/bench-lenet}"
 mkdir -p "$OUT"
+BACKEND=()
+[[ -n "${DTNN_BACKEND:-}" ]] && BACKEND=(--backend "$DTNN_BACKEND")
 for seed in 1 2 3; do
   "$BUILD_DIR/bin/dtnn-run" "$MODEL" --epochs "$EPOCHS" --seed "$seed" \
-    --threads "$THREADS" --backend "${DTNN_BACKEND:-reference}" --no-progress \
+    --threads "$THREADS" "${BACKEND[@]}" --no-progress \
     --metrics "$OUT/seed$seed.jsonl" >"$OUT/seed$seed.log"
   echo "seed $seed: $(tail -n 1 "$OUT/seed$seed.log")"
 done

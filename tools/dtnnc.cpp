@@ -46,6 +46,42 @@ const std::vector<cli::OptionSpec> kPassOptions = {
     {"time-passes", "", "print the time each pass took (to stderr)"},
 };
 
+const std::vector<cli::OptionSpec> kPlanOptions = {
+    {"batch", "B", "the batch size of --emit=plan (default 1)"},
+    {"backend", "NAME", "the backend --emit=plan plans for (default: the build's default)"},
+    {"stop-after", "STAGE", "print --emit=plan after select, layouts, buffers or bind (default bind)"},
+};
+
+// What --emit=plan prints: plans at one batch size on one backend, after one stage.
+struct PlanOptions {
+  int64_t batch = 1;
+  std::string backend;
+  runtime::PlanStage last = runtime::PlanStage::Bind;
+};
+
+// Reads the plan options; returns a usage error message, or "".
+std::string readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOptions &o) {
+  if (args.has("batch")) {
+    const std::string b = args.get("batch");
+    char *end = nullptr;
+    long long v = std::strtoll(b.c_str(), &end, 10);
+    if (b.empty() || *end != '\0' || v < 1 || v > (1LL << 30))
+      return "--batch expects an integer from 1 to 1073741824, got '" + b + "'";
+    o.batch = v;
+  }
+  o.backend = args.get("backend");
+  if (Error e = runtime::BackendSet::checkName(o.backend)) return e.message();
+  if (args.has("stop-after")) {
+    auto stage = runtime::parsePlanStage(args.get("stop-after"));
+    if (!emitPlan) return "--stop-after needs --emit=plan";
+    if (!stage)
+      return "unknown plan stage '" + args.get("stop-after") +
+             "' (expected select, layouts, buffers or bind)";
+    o.last = *stage;
+  }
+  return "";
+}
+
 std::vector<cli::OptionSpec> withCommon(std::vector<cli::OptionSpec> specs) {
   specs.push_back({"o", "FILE", "write the output to FILE instead of stdout"});
   specs.push_back({"help", "", "show this help"});
@@ -109,9 +145,8 @@ bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, 
 // backends `backend` names (and the fallbacks) after stage `last`. The train
 // step is planned first, as dtnn-run plans it, so that its kernels choose
 // the parameters' layouts; the plans print in the module's order.
-Error printPlans(const ir::Module &m, int64_t batch, const std::string &backend,
-                 runtime::PlanStage last, std::ostream &os) {
-  auto backends = runtime::BackendSet::create(backend, {});
+Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
+  auto backends = runtime::BackendSet::create(o.backend, {});
   if (!backends) return backends.takeError();
   runtime::PlanContext ctx{*backends, m, {}};
   std::vector<const ir::Graph *> order;
@@ -121,7 +156,7 @@ Error printPlans(const ir::Module &m, int64_t batch, const std::string &backend,
     if (!g->name().ends_with(".train")) order.push_back(g.get());
   std::map<const ir::Graph *, std::string> text;
   for (const ir::Graph *g : order) {
-    auto plan = runtime::buildPlan(*g, batch, ctx, last);
+    auto plan = runtime::buildPlan(*g, o.batch, ctx, o.last);
     if (!plan) return plan.takeError();
     text[g] = plan->str();
   }
@@ -141,10 +176,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
                                {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps) or plan (default ir)"},
-                               {"batch", "B", "the batch size of --emit=plan (default 1)"},
-                               {"backend", "NAME", "the backend --emit=plan plans for (default: the build's default)"},
-                               {"stop-after", "STAGE", "print --emit=plan after select, layouts, buffers or bind (default bind)"},
                                {"I", "DIR", "also search DIR for imported files", true}});
+  specs.insert(specs.begin() + 2, kPlanOptions.begin(), kPlanOptions.end());
   std::string err;
   auto args = cli::parseArgs(argv, specs, err);
   if (!args) return usageError("compile", err);
@@ -157,27 +190,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
   if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan")
     return usageError("compile", "unknown --emit kind '" + emitKind +
                                      "' (expected ast, ir, train-ir or plan)");
-  int64_t batch = 1;
-  if (args->has("batch")) {
-    const std::string b = args->get("batch");
-    char *end = nullptr;
-    long long v = std::strtoll(b.c_str(), &end, 10);
-    if (b.empty() || *end != '\0' || v < 1 || v > (1LL << 30))
-      return usageError("compile", "--batch expects an integer from 1 to 1073741824, got '" + b + "'");
-    batch = v;
-  }
-  if (Error e = runtime::BackendSet::checkName(args->get("backend")))
-    return usageError("compile", e.message());
-  runtime::PlanStage lastStage = runtime::PlanStage::Bind;
-  if (args->has("stop-after")) {
-    auto stage = runtime::parsePlanStage(args->get("stop-after"));
-    if (!stage || emitKind != "plan")
-      return usageError("compile", emitKind != "plan"
-                                       ? "--stop-after needs --emit=plan"
-                                       : "unknown plan stage '" + args->get("stop-after") +
-                                             "' (expected select, layouts, buffers or bind)");
-    lastStage = *stage;
-  }
+  PlanOptions plan;
+  if (std::string msg = readPlanOptions(*args, emitKind == "plan", plan); !msg.empty())
+    return usageError("compile", msg);
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
   std::ostringstream out;
@@ -192,7 +207,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
   if (!runPasses(*args, training ? "train" : "default", *module, out, err))
     return err.empty() ? kInputError : usageError("compile", err);
   if (emitKind == "plan") {
-    if (Error e = printPlans(*module, batch, args->get("backend"), lastStage, out)) {
+    if (Error e = printPlans(*module, plan, out)) {
       std::cerr << "dtnnc: error: " << e.message() << "\n";
       return kInputError;
     }
@@ -205,6 +220,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
 int cmdOpt(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.push_back({"print-pipeline", "", "print the built-in pipelines and exit"});
+  specs.push_back({"emit", "KIND", "what to print after the passes: ir or plan (default ir)"});
+  specs.insert(specs.end(), kPlanOptions.begin(), kPlanOptions.end());
   specs.push_back({"no-verify-input", "", "do not verify the input IR (for passes that repair it)"});
   std::string err;
   auto args = cli::parseArgs(argv, specs, err);
@@ -218,6 +235,12 @@ int cmdOpt(const std::vector<std::string> &argv) {
     return kOk;
   }
   if (args->positional.size() != 1) return usageError("opt", "expected one input file");
+  std::string emitKind = args->get("emit", "ir");
+  if (emitKind != "ir" && emitKind != "plan")
+    return usageError("opt", "unknown --emit kind '" + emitKind + "' (expected ir or plan)");
+  PlanOptions plan;
+  if (std::string msg = readPlanOptions(*args, emitKind == "plan", plan); !msg.empty())
+    return usageError("opt", msg);
   const std::string &path = args->positional[0];
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
@@ -236,6 +259,13 @@ int cmdOpt(const std::vector<std::string> &argv) {
   std::ostringstream out;
   if (!runPasses(*args, "", *module, out, err))
     return err.empty() ? kInputError : usageError("opt", err);
+  if (emitKind == "plan") {
+    if (Error e = printPlans(*module, plan, out)) {
+      std::cerr << "dtnnc: error: " << e.message() << "\n";
+      return kInputError;
+    }
+    return emit(*args, out.str());
+  }
   ir::printModule(*module, out);
   return emit(*args, out.str());
 }

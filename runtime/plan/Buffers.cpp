@@ -3,12 +3,14 @@
 //     use (graph outputs to the end; a use that reads only the type does not
 //     count); an alias (the new version of a written operand) extends the
 //     life of the value whose storage it is.
-//  2. In-place reuse, in schedule order: a result takes the storage of an
+//  2. Groups: the operands of a kernel that wants them contiguous (each a
+//     distinct arena value) become one block, in order, living from the
+//     first one's definition to the last one's last use.
+//  3. In-place reuse, in schedule order: a result takes the storage of an
 //     operand the op table lets it reuse (OperandSpec::reuse) when that
-//     storage dies at this op, has the result's layout and size, and the
-//     kernel allows it; the result then extends that storage's life.
-//  3. Groups: the operands of a kernel that wants them contiguous become one
-//     block, in order, living as long as the longest of them.
+//     storage dies at this op, has the result's layout and size, neither is
+//     in a group, and the kernel allows it; the result then extends that
+//     storage's life.
 //  4. Offsets, greedy by size: blocks (storage, groups and each step's
 //     workspace) in order of decreasing size take the smallest gap between
 //     the blocks already placed whose lives overlap theirs, or the end.
@@ -40,6 +42,7 @@ public:
 
   Error run() {
     liveness();
+    findGroups();
     reuse();
     std::vector<Block> blocks = makeBlocks();
     place(blocks);
@@ -98,7 +101,8 @@ private:
         if (r < 0 || static_cast<unsigned>(r) >= def.numResults) continue;
         int res = step.out[r], src = plan_.root(step.in[i]);
         const PlanValue &a = plan_.values[src], &b = plan_.values[res];
-        if (!inArena(src) || !inArena(res) || end_[src] != s || outputs.count(src) ||
+        if (!inArena(src) || !inArena(res) || grouped_[src] || grouped_[res] ||
+            end_[src] != s || outputs.count(src) ||
             a.desc.bytes != b.desc.bytes || a.desc.layout != b.desc.layout ||
             a.desc.space != b.desc.space || !step.kernel->allowsReuse(i, r))
           continue;
@@ -113,30 +117,36 @@ private:
     }
   }
 
-  std::vector<Block> makeBlocks() {
-    std::vector<Block> blocks;
-    std::vector<bool> grouped(n_, false);
+  // The operands of kernels that want them contiguous, where every one is a
+  // distinct value of its own storage in the arena; reuse leaves them alone.
+  void findGroups() {
+    grouped_.assign(n_, false);
     for (const PlanStep &step : plan_.steps) {
       if (!step.kernel->wantsContiguousOperands() || step.in.size() < 2) continue;
       std::set<int> seen;
       bool ok = true;
-      for (int id : step.in)
-        ok = ok && inArena(id) && !grouped[id] && seen.insert(id).second;
+      for (int id : step.in) ok = ok && inArena(id) && !grouped_[id] && seen.insert(id).second;
       if (!ok) continue;
+      for (int id : step.in) grouped_[id] = true;
+      plan_.groups.push_back(step.in);
+    }
+  }
+
+  std::vector<Block> makeBlocks() {
+    std::vector<Block> blocks;
+    for (const std::vector<int> &group : plan_.groups) {
       Block b;
-      b.begin = plan_.values[step.in[0]].def;
-      for (int id : step.in) {
-        grouped[id] = true;
+      b.begin = plan_.values[group[0]].def;
+      for (int id : group) {
         b.values.push_back(id);
         b.size += align(plan_.values[id].desc.bytes);
         b.begin = std::min(b.begin, plan_.values[id].def);
         b.end = std::max(b.end, end_[id]);
       }
-      plan_.groups.push_back(step.in);
       blocks.push_back(b);
     }
     for (size_t id = 0; id < n_; ++id) {
-      if (!inArena(static_cast<int>(id)) || grouped[id] || plan_.values[id].desc.bytes == 0)
+      if (!inArena(static_cast<int>(id)) || grouped_[id] || plan_.values[id].desc.bytes == 0)
         continue;
       blocks.push_back({align(plan_.values[id].desc.bytes), plan_.values[id].def,
                         std::max(end_[id], plan_.values[id].def), 0, {static_cast<int>(id)}, -1});
@@ -189,6 +199,7 @@ private:
   Plan &plan_;
   size_t n_;
   std::vector<int> end_;
+  std::vector<bool> grouped_;
 };
 
 } // namespace
