@@ -90,7 +90,7 @@ void Executor::bindArgs() {
   boundParams_ = s_.params.generation();
 }
 
-void Executor::stageInputs(const std::vector<const void *> &data) {
+Event Executor::stageInputs(const std::vector<const void *> &data) {
   assert(data.size() == plan_.inputs.size() && staged_ < 2 && "bad input staging");
   int slot = (head_ + staged_) % 2;
   Backend &primary = s_.backends.primary();
@@ -106,6 +106,13 @@ void Executor::stageInputs(const std::vector<const void *> &data) {
   }
   inputReady_[slot] = q.record();
   ++staged_;
+  return inputReady_[slot];
+}
+
+void Executor::discardStaged() {
+  assert(staged_ > 0 && "no staged inputs to discard");
+  inputReady_[(head_ + staged_ - 1) % 2].wait();
+  --staged_;
 }
 
 void Executor::setInput(size_t i, const void *host, size_t bytes) {
@@ -129,10 +136,11 @@ Error Executor::run() {
   std::vector<Event> events(n);
   if (profiling_) times_.assign(n, {});
   std::set<Queue *> used;
+  std::vector<Queue *> order;
   for (size_t s = 0; s < n; ++s) {
     const Launch &l = launches_[s];
     Queue &q = *l.queue;
-    used.insert(&q);
+    if (used.insert(&q).second) order.push_back(&q);
     if (l.readsInputs) q.waitFor(inputReady_[slot]);
     for (int d : l.waitFor) q.waitFor(events[d]);
     Kernel *k = plan_.steps[s].kernel.get();
@@ -148,8 +156,10 @@ Error Executor::run() {
     });
     if (l.recordEvent) events[s] = q.record();
   }
+  // In the order the queues were first used, so the error reported is the
+  // same from run to run.
   Error first;
-  for (Queue *q : used)
+  for (Queue *q : order)
     if (Error e = q->synchronize(); e && !first) first = e;
   if (staged_ > 0) {
     head_ = (head_ + 1) % 2;

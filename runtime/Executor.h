@@ -41,8 +41,12 @@ public:
   // Starts copying host data into the input buffers of a coming run, on the
   // copy queue: `data[i]` holds graph input i (its type's size) and must stay
   // valid until the run that uses it returns. Runs use staged inputs oldest
-  // first; at most two may wait, so stage at most one run ahead.
-  void stageInputs(const std::vector<const void *> &data);
+  // first; at most two may wait, so stage at most one run ahead. Returns
+  // the event of the copy.
+  Event stageInputs(const std::vector<const void *> &data);
+  // Forgets the inputs staged last, which no run will use, once their copy
+  // is done.
+  void discardStaged();
   // Copies input i for the next run now; the other inputs stay as staged.
   void setInput(size_t i, const void *host, size_t bytes);
   // Runs every step once with the oldest staged inputs and waits until all

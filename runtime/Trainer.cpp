@@ -30,12 +30,21 @@ std::string memoryOwner(const Backend &backend) {
 
 // A batch on its way into the input buffers of the executor that runs it,
 // with the learning rate and step count of its train step. It stays at one
-// address until its run returns: the copy reads from it.
+// address until its run returns: the copy reads from it. One destroyed
+// before it ran (a run that stops early) is withdrawn from its executor
+// once the copy is done.
 struct StagedBatch {
   Batch batch;
   float lr = 0;
   int64_t step = 0;
   Executor *exec = nullptr;
+  bool ran = false;
+  StagedBatch() = default;
+  StagedBatch(const StagedBatch &) = delete;
+  StagedBatch &operator=(const StagedBatch &) = delete;
+  ~StagedBatch() {
+    if (exec && !ran) exec->discardStaged();
+  }
 };
 
 // Training time and images, for images per second.
@@ -100,7 +109,7 @@ private:
   Expected<std::unique_ptr<StagedBatch>> stage(BatchLoader &loader, const ir::Graph &g,
                                                bool training, int64_t ahead);
   // Runs a staged batch and reads the graph's scalar outputs.
-  Expected<std::vector<double>> runStaged(const StagedBatch &b);
+  Expected<std::vector<double>> runStaged(StagedBatch &b);
   Expected<Totals> evaluate(const std::vector<int64_t> &indices, const Dataset &d);
   Error saveState(const std::string &path);
   // Fails early when the folder that checkpoints go to does not exist.
@@ -221,7 +230,8 @@ Expected<std::unique_ptr<StagedBatch>> Session::stage(BatchLoader &loader, const
   return b;
 }
 
-Expected<std::vector<double>> Session::runStaged(const StagedBatch &b) {
+Expected<std::vector<double>> Session::runStaged(StagedBatch &b) {
+  b.ran = true;
   if (Error e = b.exec->run()) return e;
   std::vector<double> values;
   for (size_t i = 0; i < b.exec->plan().outputs.size(); ++i)

@@ -147,6 +147,13 @@ TEST(Async, StagedInputsAreUsedInOrder) {
   EXPECT_FLOAT_EQ((*exec)->output(0).data<float>()[3], 12);
   ASSERT_FALSE((*exec)->run());
   EXPECT_FLOAT_EQ((*exec)->output(0).data<float>()[3], 120);
+  // Inputs staged for a run that never comes (a run stopped early) can be
+  // withdrawn; the next run reads what is set then.
+  (*exec)->stageInputs({a});
+  (*exec)->discardStaged();
+  (*exec)->setInput(0, b, sizeof b);
+  ASSERT_FALSE((*exec)->run());
+  EXPECT_FLOAT_EQ((*exec)->output(0).data<float>()[0], 30);
 }
 
 // A failing reduction is an error value that names the op; the executor
