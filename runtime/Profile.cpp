@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace dtnn::runtime {
 
@@ -19,42 +20,100 @@ double macsOf(const Plan &plan, const PlanStep &s) {
   return double(s.op->def().macs(in, out, s.op->attrs())) * double(plan.batch);
 }
 
+// "file:line:col" of an op's first location, or "".
+std::string whereOf(const ir::Op &op) {
+  if (!op.loc().known()) return "";
+  const SourceLoc &l = op.loc().locs[0];
+  return l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+}
+
+// The layer a forward step belongs to, as people name it: its parameter's
+// name without the last part ("resnet.0.basic.1.conv_bn.0.conv2d.0") and
+// the op, else the op and its location.
+std::string layerName(const Plan &plan, const PlanStep &s) {
+  for (int id : s.in) {
+    const PlanValue &v = plan.values[id];
+    if (v.storage != PlanValue::Storage::Param) continue;
+    size_t dot = v.param.rfind('.');
+    return v.param.substr(0, dot == std::string::npos ? v.param.size() : dot) + " " +
+           s.op->name();
+  }
+  std::string where = whereOf(*s.op);
+  return s.op->name() + (where.empty() ? "" : " " + where);
+}
+
+// The values a step reads or writes, their storage's values included.
+std::set<int> touched(const Plan &plan, const PlanStep &s) {
+  std::set<int> ids;
+  for (const std::vector<int> *list : {&s.in, &s.out})
+    for (int id : *list)
+      for (int v = id;; v = plan.values[v].aliasOf) {
+        ids.insert(v);
+        if (plan.values[v].storage != PlanValue::Storage::Alias) break;
+      }
+  return ids;
+}
+
 } // namespace
 
 // Rows: one per forward op (the ops before the loss's gradient seed, `fill`),
-// in order; backward ops join the row of the forward op with their location;
-// ops with no such row join "loss and metrics" (before the seed) or
-// "backward, other"; updates, which write parameters in place, join
-// "optimizer updates". A conversion joins the row of the step it feeds.
+// in order. A backward op joins the forward op with its location (the
+// gradient rules give backward ops their forward op's); where several
+// forward ops share it (a block called several times), the one it shares a
+// value with (a weight, a saved input or result), else the row of the last
+// backward op with that location. Ops without a location before the seed
+// join "loss and metrics", after it "backward, other"; the updates, which
+// write parameters in place, join "optimizer updates". A conversion joins
+// the row of the step it feeds.
 StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
   size_t n = plan.steps.size();
   rowOf_.assign(n, -1);
-  std::map<std::string, int> byLoc;
   auto rowNamed = [&](const std::string &name) {
     for (size_t i = 0; i < rows_.size(); ++i)
       if (rows_[i].name == name) return static_cast<int>(i);
     rows_.push_back({name, {}, 0, 0, 0, 0});
     return static_cast<int>(rows_.size() - 1);
   };
+  std::map<std::string, std::vector<size_t>> forwardAt; // location -> forward steps
+  std::map<std::string, int> lastBackwardRow;
+  std::map<std::string, int> seen;                     // layer names given so far
   bool backward = false;
   for (size_t s = 0; s < n; ++s) {
     const PlanStep &step = plan.steps[s];
     if (!step.op) continue;
     backward = backward || step.op->name() == "fill";
-    std::string loc = ir::locationStr(step.op->loc());
-    bool update = step.op->def().writesOperands() && step.op->def().numResults == 0;
-    if (update) {
+    std::string where = whereOf(*step.op);
+    if (step.op->def().writesOperands() && step.op->def().numResults == 0) {
       rowOf_[s] = rowNamed("optimizer updates");
     } else if (!backward) {
-      if (loc.empty() || byLoc.count(loc)) {
-        rowOf_[s] = loc.empty() ? rowNamed("loss and metrics") : byLoc[loc];
-      } else {
-        rowOf_[s] = rowNamed(step.op->name() + " " + loc);
-        byLoc[loc] = rowOf_[s];
+      if (where.empty()) {
+        rowOf_[s] = rowNamed("loss and metrics");
+        continue;
       }
+      std::string name = layerName(plan, step);
+      if (int k = seen[name]++) name += " #" + std::to_string(k + 1);
+      rowOf_[s] = rowNamed(name);
+      forwardAt[where].push_back(s);
     } else {
-      auto it = byLoc.find(loc);
-      rowOf_[s] = it != byLoc.end() ? it->second : rowNamed("backward, other");
+      const std::vector<size_t> &cands = forwardAt[where];
+      if (cands.size() == 1) {
+        rowOf_[s] = rowOf_[cands[0]];
+      } else if (!cands.empty()) {
+        // A shared parameter (the layer's weight) decides first: blocks that
+        // read the same input (a shortcut) share activations too.
+        std::set<int> mine = touched(plan, step);
+        for (bool params : {true, false})
+          for (size_t f = 0; f < cands.size() && rowOf_[s] < 0; ++f) {
+            std::set<int> theirs = touched(plan, plan.steps[cands[f]]);
+            for (int v : mine)
+              if (theirs.count(v) && plan.values[v].desc.bytes &&
+                  (plan.values[v].storage == PlanValue::Storage::Param) == params)
+                rowOf_[s] = rowOf_[cands[f]];
+          }
+        if (rowOf_[s] < 0 && lastBackwardRow.count(where)) rowOf_[s] = lastBackwardRow[where];
+      }
+      if (rowOf_[s] < 0) rowOf_[s] = rowNamed("backward, other");
+      lastBackwardRow[where] = rowOf_[s];
     }
   }
   // Conversions go with the step they feed, the next op step.
@@ -104,7 +163,7 @@ std::string StepProfile::table() const {
                 static_cast<long long>(runs_), 1e3 * wall_ / runs, 1e3 * kernels / runs,
                 1e3 * conversions / runs);
   out += line;
-  std::snprintf(line, sizeof line, "  %-44s %-18s %10s %11s %9s %11s\n", "layer", "backend",
+  std::snprintf(line, sizeof line, "  %-52s %-18s %10s %11s %9s %11s\n", "layer", "backend",
                 "forward ms", "backward ms", "GFLOP/s", "convert ms");
   out += line;
   for (const Row &r : rows_) {
@@ -113,8 +172,8 @@ std::string StepProfile::table() const {
     double t = (r.forward + r.backward) / runs;
     char gflops[32] = "-";
     if (r.flops > 0 && t > 0) std::snprintf(gflops, sizeof gflops, "%.1f", r.flops / t / 1e9);
-    std::string name = r.name.size() > 44 ? r.name.substr(0, 41) + "..." : r.name;
-    std::snprintf(line, sizeof line, "  %-44s %-18s %10.3f %11.3f %9s %11.3f\n", name.c_str(),
+    std::string name = r.name.size() > 52 ? "..." + r.name.substr(r.name.size() - 49) : r.name;
+    std::snprintf(line, sizeof line, "  %-52s %-18s %10.3f %11.3f %9s %11.3f\n", name.c_str(),
                   backends.c_str(), 1e3 * r.forward / runs, 1e3 * r.backward / runs, gflops,
                   1e3 * r.conversions / runs);
     out += line;
