@@ -21,6 +21,10 @@ Error Backend::synchronize() {
   return e ? e : c;
 }
 
+std::string memoryOwner(const Backend &backend) {
+  return "the " + std::string(backend.name()) + " backend";
+}
+
 HostBackend::HostBackend()
     : compute_(makeInlineQueue("compute")), copy_(makeThreadQueue("copy")) {}
 

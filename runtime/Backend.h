@@ -11,6 +11,7 @@
 #include "runtime/Queue.h"
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace dtnn::runtime {
@@ -47,6 +48,9 @@ public:
   // Waits until the work launched on its queues so far has finished.
   virtual Error synchronize();
 };
+
+// Whose memory a size check is about: "the onednn backend".
+std::string memoryOwner(const Backend &backend);
 
 // A backend in host memory that computes on the calling thread: memory from
 // the host allocator and an inline compute queue.

@@ -2,6 +2,7 @@
 
 #include "ir/Printer.h"
 
+#include <algorithm>
 #include <cassert>
 #include <set>
 
@@ -29,6 +30,7 @@ Executor::~Executor() {
 void Executor::planLaunches() {
   size_t n = plan_.steps.size();
   launches_.resize(n);
+  events_.resize(n);
   std::vector<std::vector<int>> readers(plan_.values.size());
   for (size_t s = 0; s < n; ++s) {
     const PlanStep &step = plan_.steps[s];
@@ -39,19 +41,19 @@ void Executor::planLaunches() {
     case QueueKind::Comm: l.queue = s_.commQueue; break;
     }
     assert(l.queue && "no queue for a step (a collective without a communication queue)");
+    if (std::find(queues_.begin(), queues_.end(), l.queue) == queues_.end())
+      queues_.push_back(l.queue);
     contexts_.push_back(std::make_unique<ExecContext>(ExecContext{*l.queue, s_.comm}));
     std::set<int> deps;
-    std::vector<const ir::OperandSpec *> specs;
-    if (step.op) specs = step.op->def().operandSpecs(step.op->operands().size(), step.op->attrs());
     for (size_t i = 0; i < step.in.size(); ++i) {
-      if (!specs.empty() && specs[i]->effect == ir::Effect::Shape) continue;
+      if (step.shapeOnly(i)) continue;
       for (int v = step.in[i];; v = plan_.values[v].aliasOf) {
         if (plan_.values[v].def >= 0) deps.insert(plan_.values[v].def);
         if (plan_.values[v].storage == PlanValue::Storage::Input) l.readsInputs = true;
         if (plan_.values[v].storage != PlanValue::Storage::Alias) break;
       }
       int root = plan_.root(step.in[i]);
-      if (!specs.empty() && specs[i]->writes())
+      if (step.writes(i))
         for (int r : readers[root]) deps.insert(r);
       readers[root].push_back(static_cast<int>(s));
     }
@@ -133,14 +135,11 @@ Error Executor::run() {
   int slot = head_;
   lastSlot_ = slot;
   size_t n = plan_.steps.size();
-  std::vector<Event> events(n);
+  std::vector<Event> &events = events_;
   if (profiling_) times_.assign(n, {});
-  std::set<Queue *> used;
-  std::vector<Queue *> order;
   for (size_t s = 0; s < n; ++s) {
     const Launch &l = launches_[s];
     Queue &q = *l.queue;
-    if (used.insert(&q).second) order.push_back(&q);
     if (l.readsInputs) q.waitFor(inputReady_[slot]);
     for (int d : l.waitFor) q.waitFor(events[d]);
     Kernel *k = plan_.steps[s].kernel.get();
@@ -154,12 +153,12 @@ Error Executor::run() {
       if (t) t->end = monotonicSeconds();
       return e ? describe(*step, e) : e;
     });
-    if (l.recordEvent) events[s] = q.record();
+    if (l.recordEvent) events[s] = q.record(); // a step of another queue waits for it
   }
   // In the order the queues were first used, so the error reported is the
   // same from run to run.
   Error first;
-  for (Queue *q : order)
+  for (Queue *q : queues_)
     if (Error e = q->synchronize(); e && !first) first = e;
   if (staged_ > 0) {
     head_ = (head_ + 1) % 2;

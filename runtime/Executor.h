@@ -77,6 +77,8 @@ private:
   const Plan &plan_;
   ExecServices s_;
   std::vector<Launch> launches_;
+  std::vector<Queue *> queues_; // the queues the steps use, in order of first use
+  std::vector<Event> events_;   // of the last run, for the steps others wait for
   std::vector<std::unique_ptr<ExecContext>> contexts_;
   // Two slots of input buffers; `staged_` counts the slots holding the
   // inputs of coming runs, from `head_` on.

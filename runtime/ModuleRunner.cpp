@@ -41,7 +41,7 @@ Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
   if (Error e = checkFits(need, primary.memoryBytes(),
                           "at batch " + std::to_string(batch) + ", the values of @" + g.name() +
                               " and the parameters need",
-                          "the " + std::string(primary.name()) + " backend"))
+                          memoryOwner(primary)))
     return Error::make(e.message() + "; use a smaller batch");
   for (const auto &[name, desc] : ctx_.params)
     if (Error e = params_->setLayout(name, desc)) return e;

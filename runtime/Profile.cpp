@@ -68,6 +68,7 @@ std::set<int> touched(const Plan &plan, const PlanStep &s) {
 StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
   size_t n = plan.steps.size();
   rowOf_.assign(n, -1);
+  backward_.assign(n, false);
   auto rowNamed = [&](const std::string &name) {
     for (size_t i = 0; i < rows_.size(); ++i)
       if (rows_[i].name == name) return static_cast<int>(i);
@@ -82,6 +83,7 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
     const PlanStep &step = plan.steps[s];
     if (!step.op) continue;
     backward = backward || step.op->name() == "fill";
+    backward_[s] = backward;
     std::string where = whereOf(*step.op);
     if (step.op->def().writesOperands() && step.op->def().numResults == 0) {
       rowOf_[s] = rowNamed("optimizer updates");
@@ -130,15 +132,12 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
 
 void StepProfile::add(const std::vector<StepTime> &times) {
   if (times.size() != plan_.steps.size()) return;
-  bool backward = false;
   for (size_t s = 0; s < times.size(); ++s) {
-    const PlanStep &step = plan_.steps[s];
     double dt = times[s].end - times[s].start;
     Row &r = rows_[rowOf_[s]];
-    backward = backward || (step.op && step.op->name() == "fill");
-    if (!step.op)
+    if (!plan_.steps[s].op)
       r.conversions += dt;
-    else if (backward)
+    else if (backward_[s])
       r.backward += dt;
     else
       r.forward += dt;

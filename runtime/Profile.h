@@ -34,7 +34,8 @@ private:
   };
   const Plan &plan_;
   std::vector<Row> rows_;
-  std::vector<int> rowOf_; // per step
+  std::vector<int> rowOf_;       // per step
+  std::vector<bool> backward_;  // per step: after the loss's gradient seed
   double wall_ = 0;
   int64_t runs_ = 0;
 };

@@ -23,11 +23,6 @@ double nowSeconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-// Whose memory a size check is about: "the reference backend".
-std::string memoryOwner(const Backend &backend) {
-  return "the " + std::string(backend.name()) + " backend";
-}
-
 // A batch on its way into the input buffers of the executor that runs it,
 // with the learning rate and step count of its train step. It stays at one
 // address until its run returns: the copy reads from it. One destroyed

@@ -73,11 +73,8 @@ private:
     for (size_t id = 0; id < n_; ++id) end_[id] = plan_.values[id].def;
     for (int s = 0; s < steps; ++s) {
       const PlanStep &step = plan_.steps[s];
-      std::vector<const ir::OperandSpec *> specs;
-      if (step.op) specs = step.op->def().operandSpecs(step.op->operands().size(), step.op->attrs());
       for (size_t i = 0; i < step.in.size(); ++i)
-        if (specs.empty() || specs[i]->effect != ir::Effect::Shape)
-          end_[step.in[i]] = std::max(end_[step.in[i]], s);
+        if (!step.shapeOnly(i)) end_[step.in[i]] = std::max(end_[step.in[i]], s);
     }
     for (int id : plan_.outputs) end_[id] = steps;
     // Aliases from lowering (new versions) extend their storage's life.
@@ -95,9 +92,8 @@ private:
       PlanStep &step = plan_.steps[s];
       if (!step.op) continue;
       const ir::OpDef &def = step.op->def();
-      auto specs = def.operandSpecs(step.op->operands().size(), step.op->attrs());
       for (size_t i = 0; i < step.in.size(); ++i) {
-        int r = specs[i]->reuse;
+        int r = step.specs[i]->reuse;
         if (r < 0 || static_cast<unsigned>(r) >= def.numResults) continue;
         int res = step.out[r], src = plan_.root(step.in[i]);
         const PlanValue &a = plan_.values[src], &b = plan_.values[res];

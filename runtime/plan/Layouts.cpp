@@ -64,18 +64,16 @@ private:
                            " backend: " + first.message());
     }
     const std::vector<BufferDesc> &want = (*kernel)->operandDescs();
-    std::vector<const ir::OperandSpec *> specs =
-        def.operandSpecs(s.op->operands().size(), s.op->attrs());
     for (size_t i = 0; i < s.in.size(); ++i) {
       PlanValue &v = plan_.values[s.in[i]];
-      if (specs[i]->effect == ir::Effect::Shape) continue; // any layout will do
+      if (s.shapeOnly(i)) continue; // any layout will do
       if (v.storage == PlanValue::Storage::Param && !ctx_.params.count(v.param)) {
         v.desc = want[i];
         ctx_.params[v.param] = want[i];
         continue;
       }
       if (v.desc == want[i]) continue;
-      if (specs[i]->writes())
+      if (s.writes(i))
         return Error::make(where() + "'" + s.op->name() + "' on the " + s.backend +
                            " backend updates " + v.name + " in place but wants it as " +
                            want[i].str() + ", not " + v.desc.str());
@@ -97,24 +95,14 @@ private:
   // Makes the kernel of the first backend after `s.backend` that claims the
   // op; false when none can.
   bool fallBack(PlanStep &s, KernelRequest &req, Expected<std::unique_ptr<Kernel>> &kernel) {
-    const KernelRegistry &reg = KernelRegistry::get();
-    std::vector<ir::TensorType> in, out;
-    for (const BufferDesc &d : req.in) in.push_back(d.type);
-    for (int id : s.out) out.push_back(plan_.values[id].desc.type);
-    bool after = false;
-    for (const auto &b : ctx_.backends.all()) {
-      if (!after) {
-        after = b->name() == s.backend;
-        continue;
-      }
-      const KernelEntry *e = reg.find(std::string(b->name()), *s.op, in, out);
-      if (!e) continue;
-      KernelRequest r{*s.op, req.in, req.out, *b};
-      kernel = e->make(r);
-      if (!kernel) continue;
-      s.entry = e;
-      s.backend = b->name();
-      return true;
+    const auto &backends = ctx_.backends.all();
+    size_t at = 0;
+    while (at < backends.size() && backends[at]->name() != s.backend) ++at;
+    while (selectKernel(plan_, ctx_, s, at + 1)) {
+      while (backends[at]->name() != s.backend) ++at;
+      KernelRequest r{*s.op, req.in, req.out, *backends[at]};
+      kernel = s.entry->make(r);
+      if (kernel) return true;
     }
     return false;
   }

@@ -100,11 +100,10 @@ Error lowerGraph(Plan &plan, const ir::Graph &g, int64_t batch) {
     ir::InferCtx ctx{inTypes, op->attrs(), {}, {}, {}};
     if (!ir::inferResultTypes(op->def(), ctx))
       return Error::make(where + op->name() + ": " + ctx.error);
-    std::vector<const ir::OperandSpec *> specs =
-        op->def().operandSpecs(op->operands().size(), op->attrs());
+    step.specs = op->def().operandSpecs(op->operands().size(), op->attrs());
     std::vector<int> written;
-    for (size_t i = 0; i < specs.size(); ++i)
-      if (specs[i]->writes()) written.push_back(step.in[i]);
+    for (size_t i = 0; i < step.specs.size(); ++i)
+      if (step.specs[i]->writes()) written.push_back(step.in[i]);
     int stepId = static_cast<int>(plan.steps.size());
     for (size_t r = 0; r < op->results().size(); ++r) {
       PlanValue pv;

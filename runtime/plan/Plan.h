@@ -56,11 +56,19 @@ struct PlanStep {
   const KernelEntry *entry = nullptr;
   std::vector<int> in;  // value ids of the operands
   std::vector<int> out; // value ids of the results
+  // The op table's spec of each operand (its effect, its reuse); empty for
+  // a conversion, which reads its one operand.
+  std::vector<const ir::OperandSpec *> specs;
   std::unique_ptr<Kernel> kernel;
   uint64_t workspaceOffset = 0, workspaceBytes = 0;
 
   // The op name, or "convert".
   std::string name() const { return op ? op->name() : "convert"; }
+  // Whether operand i is read for its type only (ir::Effect::Shape).
+  bool shapeOnly(size_t i) const {
+    return !specs.empty() && specs[i]->effect == ir::Effect::Shape;
+  }
+  bool writes(size_t i) const { return !specs.empty() && specs[i]->writes(); }
 };
 
 struct Plan {
@@ -102,6 +110,9 @@ Expected<Plan> buildPlan(const ir::Graph &g, int64_t batch, PlanContext &ctx,
 // The stages, in order; each expects the one before it done.
 Error lowerGraph(Plan &plan, const ir::Graph &g, int64_t batch);
 Error selectKernels(Plan &plan, const PlanContext &ctx);
+// Gives step `s` the kernel entry of the first backend of the run, from
+// position `from` on, that claims its op at its types; false if none does.
+bool selectKernel(const Plan &plan, const PlanContext &ctx, PlanStep &s, size_t from = 0);
 Error assignLayouts(Plan &plan, PlanContext &ctx);
 Error assignBuffers(Plan &plan);
 Error bindKernels(Plan &plan);
