@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
 
 namespace dtnn::ir {
 
@@ -68,6 +69,17 @@ size_t Graph::indexOf(const Op *op) const {
   for (size_t i = 0; i < ops_.size(); ++i)
     if (ops_[i].get() == op) return i;
   return ops_.size();
+}
+
+void Graph::reorder(const std::vector<Op *> &order) {
+  assert(order.size() == ops_.size() && "a reorder must keep every op");
+  std::map<const Op *, std::unique_ptr<Op>> owned;
+  for (auto &op : ops_) owned[op.get()] = std::move(op);
+  for (size_t i = 0; i < order.size(); ++i) {
+    auto it = owned.find(order[i]);
+    assert(it != owned.end() && it->second && "a reorder names an op twice or a stranger");
+    ops_[i] = std::move(it->second);
+  }
 }
 
 void Graph::replaceAllUses(Value *from, Value *to) { replaceAllUses({{from, to}}); }

@@ -133,6 +133,8 @@ public:
   void eraseOpsIf(const std::function<bool(const Op &)> &pred);
   // Position of `op` in the op list.
   size_t indexOf(const Op *op) const;
+  // Puts the ops in the order of `order`, which must hold each op once.
+  void reorder(const std::vector<Op *> &order);
 
   const std::vector<Value *> &outputs() const { return outputs_; }
   void setOutputs(std::vector<Value *> outs) { outputs_ = std::move(outs); }

@@ -6,6 +6,7 @@
 #include "ir/Error.h"
 #include "ir/IR.h"
 
+#include <string>
 #include <string_view>
 
 namespace dtnn::passes {
@@ -20,6 +21,11 @@ public:
   virtual std::string_view description() const = 0;
   // Runs the pass; returns true if the module changed, or an error.
   virtual Expected<bool> run(ir::Module &m) = 0;
+  // Sets an option given in a pipeline as `name{key=value ...}`; passes
+  // without options refuse every key.
+  virtual Error setOption(const std::string &key, const std::string &value);
+  // The options set, as `key=value ...` in a fixed order ("" for none).
+  virtual std::string optionsStr() const { return ""; }
 };
 
 // A pass that transforms each graph of a module independently.

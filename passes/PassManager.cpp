@@ -42,26 +42,69 @@ Error unknownPass(const std::string &name, bool withPipelines, const std::string
 
 PassManager::PassManager(PassManagerOptions o) : opts_(std::move(o)) {}
 
+// Splits a pipeline at the commas outside braces.
+static std::vector<std::string> splitPipeline(std::string_view list) {
+  std::vector<std::string> parts;
+  std::string cur;
+  int depth = 0;
+  for (char c : list) {
+    if (c == '{') ++depth;
+    if (c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(std::move(cur));
+  return parts;
+}
+
+// Applies `key=value key2=value2` to pass `p`.
+static Error applyOptions(Pass &p, std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i == text.size()) break;
+    size_t end = text.find(' ', i);
+    std::string_view kv = text.substr(i, end == std::string_view::npos ? end : end - i);
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      return Error::make("pass '" + std::string(p.name()) + "': expected key=value, got '" +
+                         std::string(kv) + "'");
+    if (Error e = p.setOption(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1))))
+      return e;
+    i += kv.size();
+  }
+  return Error::success();
+}
+
 Error PassManager::parsePipeline(std::string_view commaList) {
   std::vector<std::unique_ptr<Pass>> parsed;
-  while (true) {
-    size_t comma = commaList.find(',');
-    std::string name(trim(commaList.substr(0, comma)));
-    if (!name.empty()) {
-      if (std::unique_ptr<Pass> p = createPass(name)) {
-        parsed.push_back(std::move(p));
-      } else if (const Pipeline *pl = findPipeline(name)) {
-        for (const std::string &n : pl->passes) {
-          std::unique_ptr<Pass> q = createPass(n);
-          if (!q) return Error::make("pipeline '" + pl->name + "' names unknown pass '" + n + "'");
-          parsed.push_back(std::move(q));
-        }
-      } else {
-        return unknownPass(name, true, "");
-      }
+  for (const std::string &part : splitPipeline(commaList)) {
+    std::string item(trim(part));
+    if (item.empty()) continue;
+    std::string name = item, options;
+    if (size_t brace = item.find('{'); brace != std::string::npos) {
+      if (item.back() != '}')
+        return Error::make("pass options must end with '}': '" + item + "'");
+      name = std::string(trim(std::string_view(item).substr(0, brace)));
+      options = item.substr(brace + 1, item.size() - brace - 2);
     }
-    if (comma == std::string_view::npos) break;
-    commaList.remove_prefix(comma + 1);
+    if (std::unique_ptr<Pass> p = createPass(name)) {
+      if (Error e = applyOptions(*p, options)) return e;
+      parsed.push_back(std::move(p));
+    } else if (const Pipeline *pl = findPipeline(name)) {
+      if (!options.empty()) return Error::make("pipeline '" + name + "' takes no options");
+      for (const std::string &n : pl->passes) {
+        std::unique_ptr<Pass> q = createPass(n);
+        if (!q) return Error::make("pipeline '" + pl->name + "' names unknown pass '" + n + "'");
+        parsed.push_back(std::move(q));
+      }
+    } else {
+      return unknownPass(name, true, "");
+    }
   }
   for (auto &p : parsed) passes_.push_back(std::move(p));
   return Error::success();
@@ -71,8 +114,10 @@ void PassManager::add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p))
 
 std::string PassManager::pipelineStr() const {
   std::string s;
-  for (size_t i = 0; i < passes_.size(); ++i)
+  for (size_t i = 0; i < passes_.size(); ++i) {
     s += (i ? "," : "") + std::string(passes_[i]->name());
+    if (std::string o = passes_[i]->optionsStr(); !o.empty()) s += "{" + o + "}";
+  }
   return s;
 }
 

@@ -21,6 +21,15 @@ const Pipeline *findPipeline(const std::string &name) {
   return nullptr;
 }
 
+std::string dataParallelPipeline(const DataParallelOptions &o) {
+  if (o.ranks <= 1) return "";
+  std::string bucket = "ranks=" + std::to_string(o.ranks);
+  if (o.bucketBytes >= 0) bucket += " bytes=" + std::to_string(o.bucketBytes);
+  if (!o.netPath.empty()) bucket += " net=" + o.netPath;
+  if (!o.profilePath.empty()) bucket += " profile=" + o.profilePath;
+  return "insert-allreduce,bucket-allreduce{" + bucket + "},schedule-comm";
+}
+
 std::string printPipelines() {
   std::string out;
   for (const Pipeline &p : builtinPipelines()) {

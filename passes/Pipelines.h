@@ -2,6 +2,7 @@
 // --print-pipeline and expand wherever a pass name is accepted.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,17 @@ const std::vector<Pipeline> &builtinPipelines();
 
 // The built-in pipeline called `name`, or null.
 const Pipeline *findPipeline(const std::string &name);
+
+// What makes a train step data-parallel.
+struct DataParallelOptions {
+  int ranks = 1;
+  int64_t bucketBytes = -1; // a fixed bucket size; -1: the cost model
+  std::string netPath;      // the network model (α, β); "": 100 Gb/s defaults
+  std::string profilePath;  // measured op times; "": estimates
+};
+// The passes that average gradients over `ranks` ranks, in buckets that
+// overlap backward: "" for one rank.
+std::string dataParallelPipeline(const DataParallelOptions &o);
 
 // One line per pipeline, `name: pass,pass,...`, in builtinPipelines() order.
 std::string printPipelines();

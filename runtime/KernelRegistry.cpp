@@ -9,6 +9,7 @@ const char *layoutKindName(LayoutKind k) {
   case LayoutKind::Plain: return "plain";
   case LayoutKind::Same: return "same";
   case LayoutKind::Native: return "native";
+  case LayoutKind::Any: return "any";
   }
   return "?";
 }

@@ -24,6 +24,9 @@ enum class LayoutKind {
   Same,
   // Its backend's own layouts, which it chooses (and plain ones).
   Native,
+  // Each operand in whatever layout it arrives (collectives, which move
+  // whole buffers, padding included).
+  Any,
 };
 const char *layoutKindName(LayoutKind k);
 

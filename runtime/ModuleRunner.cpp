@@ -7,8 +7,9 @@
 namespace dtnn::runtime {
 
 ModuleRunner::ModuleRunner(const ir::Module &m, const BackendSet &backends,
-                           std::unique_ptr<Communicator> comm)
-    : module_(m), backends_(backends), comm_(comm ? std::move(comm) : makeLocalCommunicator()),
+                           Communicator *comm)
+    : module_(m), backends_(backends), ownComm_(comm ? nullptr : makeLocalCommunicator()),
+      comm_(comm ? comm : ownComm_.get()),
       commQueue_(makeThreadQueue("comm")),
       params_(std::make_unique<ParamStore>(m, backends)),
       arena_(std::make_unique<Arena>(backends.primary())), ctx_{backends, m, {}} {}
@@ -48,7 +49,7 @@ Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
   Entry &e = entries_[{&g, batch}];
   e.plan = std::make_unique<Plan>(std::move(*plan));
   e.exec = std::make_unique<Executor>(
-      *e.plan, ExecServices{*arena_, *params_, backends_, comm_.get(), commQueue_.get()});
+      *e.plan, ExecServices{*arena_, *params_, backends_, comm_, commQueue_.get()});
   inputBytes_ += inputs;
   return e.exec.get();
 }

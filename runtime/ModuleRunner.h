@@ -16,9 +16,9 @@ namespace dtnn::runtime {
 class ModuleRunner {
 public:
   // Allocates the parameters (zero, plain) in the primary backend's memory.
-  // `comm` defaults to a one-rank communicator.
-  ModuleRunner(const ir::Module &m, const BackendSet &backends,
-               std::unique_ptr<Communicator> comm = nullptr);
+  // Collectives go through `comm`, which must outlive the runner; without
+  // one, through a one-rank communicator of its own.
+  ModuleRunner(const ir::Module &m, const BackendSet &backends, Communicator *comm = nullptr);
   ~ModuleRunner();
 
   ParamStore &params() { return *params_; }
@@ -41,7 +41,8 @@ private:
   };
   const ir::Module &module_;
   const BackendSet &backends_;
-  std::unique_ptr<Communicator> comm_;
+  std::unique_ptr<Communicator> ownComm_;
+  Communicator *comm_;
   std::unique_ptr<Queue> commQueue_;
   std::unique_ptr<ParamStore> params_;
   std::unique_ptr<Arena> arena_;

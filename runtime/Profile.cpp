@@ -11,6 +11,8 @@ namespace dtnn::runtime {
 
 namespace {
 
+constexpr int kCommRow = -2; // collectives have a section of their own
+
 // Multiply-accumulates of one run of a step's op at its plan types.
 double macsOf(const Plan &plan, const PlanStep &s) {
   if (!s.op || !s.op->def().macs) return 0;
@@ -79,8 +81,29 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
   std::map<std::string, int> lastBackwardRow;
   std::map<std::string, int> seen;                     // layer names given so far
   bool backward = false;
+  stepSeconds_.assign(n, 0);
+  std::map<const ir::Value *, size_t> commOfToken;
+  int lastCompute = -1;
   for (size_t s = 0; s < n; ++s) {
     const PlanStep &step = plan.steps[s];
+    if (step.op && step.op->def().collective) {
+      rowOf_[s] = kCommRow;
+      if (step.op->name() == "allreduce_start") {
+        Comm c;
+        int64_t b = step.op->attrs().getInt("bucket");
+        c.name = b >= 0 ? "bucket " + std::to_string(b) : "allreduce " + std::to_string(comms_.size());
+        for (int id : step.in) c.bytes += plan.values[id].desc.bytes;
+        c.start = static_cast<int>(s);
+        commOfToken[step.op->result(0)] = comms_.size();
+        comms_.push_back(c);
+      } else if (auto it = commOfToken.find(step.op->operand(0)); it != commOfToken.end()) {
+        comms_[it->second].wait = static_cast<int>(s);
+        comms_[it->second].beforeWait = lastCompute;
+        lastCompute = static_cast<int>(s);
+      }
+      continue;
+    }
+    if (step.kernel && step.kernel->queue() == QueueKind::Compute) lastCompute = static_cast<int>(s);
     if (!step.op) continue;
     backward = backward || step.op->name() == "fill";
     backward_[s] = backward;
@@ -120,8 +143,14 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
   }
   // Conversions go with the step they feed, the next op step.
   for (size_t s = n; s-- > 0;)
-    if (rowOf_[s] < 0) rowOf_[s] = s + 1 < n ? rowOf_[s + 1] : rowNamed("backward, other");
+    if (rowOf_[s] == -1) {
+      int next = -1;
+      for (size_t k = s + 1; k < n && next < 0; ++k)
+        if (rowOf_[k] >= 0) next = rowOf_[k];
+      rowOf_[s] = next >= 0 ? next : rowNamed("backward, other");
+    }
   for (size_t s = 0; s < n; ++s) {
+    if (rowOf_[s] == kCommRow) continue;
     const PlanStep &step = plan.steps[s];
     Row &r = rows_[rowOf_[s]];
     if (std::find(r.backends.begin(), r.backends.end(), step.backend) == r.backends.end())
@@ -132,8 +161,18 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
 
 void StepProfile::add(const std::vector<StepTime> &times) {
   if (times.size() != plan_.steps.size()) return;
+  double t0 = times.empty() ? 0 : times.front().start;
+  for (Comm &c : comms_) {
+    const StepTime &st = times[c.start];
+    c.began += st.start - t0;
+    c.took += st.end - st.start;
+    if (c.wait >= 0 && c.beforeWait >= 0)
+      c.waited += std::max(0.0, times[c.wait].start - times[c.beforeWait].end);
+  }
   for (size_t s = 0; s < times.size(); ++s) {
     double dt = times[s].end - times[s].start;
+    stepSeconds_[s] += dt;
+    if (rowOf_[s] == kCommRow) continue;
     Row &r = rows_[rowOf_[s]];
     if (!plan_.steps[s].op)
       r.conversions += dt;
@@ -176,6 +215,36 @@ std::string StepProfile::table() const {
                   backends.c_str(), 1e3 * r.forward / runs, 1e3 * r.backward / runs, gflops,
                   1e3 * r.conversions / runs);
     out += line;
+  }
+  if (comms_.empty()) return out;
+  double waited = 0;
+  for (const Comm &c : comms_) waited += c.waited;
+  std::snprintf(line, sizeof line,
+                "communication: %zu reductions, the compute queue waited %.3f ms a step for "
+                "them\n  %-20s %12s %12s %10s %10s %9s\n",
+                comms_.size(), 1e3 * waited / runs, "reduction", "bytes", "started ms",
+                "took ms", "waited ms", "GB/s");
+  out += line;
+  for (const Comm &c : comms_) {
+    std::snprintf(line, sizeof line, "  %-20s %12llu %12.3f %10.3f %10.3f %9.2f\n",
+                  c.name.c_str(), static_cast<unsigned long long>(c.bytes), 1e3 * c.began / runs,
+                  1e3 * c.took / runs, 1e3 * c.waited / runs,
+                  c.took > 0 ? c.bytes * runs / c.took / 1e9 : 0.0);
+    out += line;
+  }
+  return out;
+}
+
+std::vector<std::pair<const ir::Op *, double>> StepProfile::opSeconds() const {
+  std::vector<std::pair<const ir::Op *, double>> out;
+  double runs = std::max<int64_t>(runs_, 1), pending = 0;
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const PlanStep &step = plan_.steps[s];
+    if (rowOf_[s] == kCommRow) continue;
+    pending += stepSeconds_[s] / runs;
+    if (!step.op) continue; // a conversion: counted with the op it feeds
+    out.push_back({step.op, pending});
+    pending = 0;
   }
   return out;
 }

@@ -22,8 +22,13 @@ public:
   int64_t runs() const { return runs_; }
   const Plan &plan() const { return plan_; }
   // The table, one row per layer in forward order, then the loss, the
-  // updates and the totals.
+  // updates and the totals; then one row per reduction (bucket): when it
+  // started into the step, how long it took, and how long the compute
+  // queue waited for it.
   std::string table() const;
+  // Mean seconds of each op step (with the conversions feeding it), in plan
+  // order; collectives are left out.
+  std::vector<std::pair<const ir::Op *, double>> opSeconds() const;
 
 private:
   struct Row {
@@ -32,8 +37,18 @@ private:
     double forward = 0, backward = 0, conversions = 0; // summed seconds
     double flops = 0;                                  // per run
   };
+  // A reduction: its start (communication queue) and wait (compute queue).
+  struct Comm {
+    std::string name;
+    uint64_t bytes = 0;
+    int start = -1, wait = -1;
+    int beforeWait = -1; // the compute step the wait follows
+    double began = 0, took = 0, waited = 0; // summed seconds
+  };
   const Plan &plan_;
   std::vector<Row> rows_;
+  std::vector<Comm> comms_;
+  std::vector<double> stepSeconds_; // summed, per step
   std::vector<int> rowOf_;       // per step
   std::vector<bool> backward_;  // per step: after the loss's gradient seed
   double wall_ = 0;

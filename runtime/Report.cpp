@@ -78,6 +78,8 @@ std::string epochLine(const EpochRecord &r, int64_t epochs) {
       os << std::fixed << std::setprecision(2) << 100 * v << "%";
     else if (k == "seconds")
       os << std::fixed << std::setprecision(1) << v;
+    else if (k == "images_per_s" && v < 100) // three significant digits at least
+      os << std::defaultfloat << std::setprecision(3) << v;
     else if (k == "images_per_s" || k == "peak_rss_bytes" || k == "steps")
       os << std::fixed << std::setprecision(0) << v;
     else

@@ -6,6 +6,7 @@
 #include "runtime/Threads.h"
 #include "runtime/Report.h"
 #include "runtime/TrainState.h"
+#include "ir/Printer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <sstream>
 
 namespace dtnn::runtime {
 
@@ -60,10 +62,22 @@ struct Totals {
   Timing timing; // of the steps, for images per second
   void add(const std::vector<double> &values, int64_t n) {
     sums.resize(values.size());
-    for (size_t i = 0; i < values.size(); ++i) sums[i] += values[i] * n;
+    if (n > 0)
+      for (size_t i = 0; i < values.size(); ++i) sums[i] += values[i] * n;
     samples += n;
   }
   double mean(size_t i) const { return samples && i < sums.size() ? sums[i] / samples : std::nan(""); }
+  // Sums and counts over the ranks of `comm`; the timing stays this rank's.
+  Error reduce(Communicator &comm, size_t outputs) {
+    std::vector<double> v = sums;
+    v.resize(outputs);
+    v.push_back(static_cast<double>(samples));
+    if (Error e = sumOverRanks(comm, v, "reducing the metrics")) return e;
+    samples = static_cast<int64_t>(v.back());
+    v.pop_back();
+    sums = std::move(v);
+    return Error::success();
+  }
 };
 
 class Session {
@@ -71,7 +85,11 @@ public:
   Session(const ir::Module &m, const TrainSettings &s, const RunOptions &o,
           const BackendSet &backends, std::ostream &out, std::ostream &err)
       : m_(m), s_(s), o_(o), backends_(backends), backend_(backends.primary()), out_(out),
-        err_(err), bar_(out, o.progressBar) {}
+        err_(err), bar_(out, o.progressBar),
+        ownComm_(o.comm ? nullptr : makeLocalCommunicator()),
+        comm_(o.comm ? *o.comm : *ownComm_),
+        skipComm_(o.skipComm ? makeSkippingCommunicator(comm_) : nullptr),
+        kernelComm_(skipComm_ ? *skipComm_ : comm_) {}
 
   RunStatus run();
 
@@ -113,9 +131,18 @@ private:
   RunStatus fail(const std::string &message, RunStatus status = RunStatus::InputError) {
     bar_.clear();
     out_ << std::flush;
-    err_ << "dtnn-run: error: " << message << "\n";
+    err_ << "dtnn-run: " << (ranks() > 1 ? "rank " + std::to_string(rank()) + ": " : "")
+         << "error: " << message << "\n";
     return status;
   }
+  int rank() const { return comm_.rank(); }
+  int ranks() const { return comm_.size(); }
+  bool leader() const { return comm_.rank() == 0; }
+  LoaderOptions loaderOptions(bool training) const;
+  // Makes every rank start from rank 0's parameters and optimizer state.
+  Error broadcastParams();
+  // Checks that every rank compiled the same program for the same data.
+  Error compareFingerprints();
 
   const ir::Module &m_;
   const TrainSettings &s_;
@@ -137,6 +164,10 @@ private:
   double lr_ = 0;
   int64_t runSteps_ = 0; // steps of this run (a resumed run counts from 0)
   Timing runTiming_;
+  std::unique_ptr<Communicator> ownComm_;
+  Communicator &comm_;                    // the ranks: start-up checks, metrics
+  std::unique_ptr<Communicator> skipComm_;
+  Communicator &kernelComm_;              // the train step's reductions
 };
 
 Error Session::findGraphs() {
@@ -227,6 +258,9 @@ Expected<std::unique_ptr<StagedBatch>> Session::stage(BatchLoader &loader, const
 
 Expected<std::vector<double>> Session::runStaged(StagedBatch &b) {
   b.ran = true;
+  // Each rank's gradient counts by its part of the global batch.
+  const Batch &batch = b.batch;
+  kernelComm_.setShare(batch.globalSize ? double(batch.samples) / double(batch.globalSize) : 0);
   if (Error e = b.exec->run()) return e;
   std::vector<double> values;
   for (size_t i = 0; i < b.exec->plan().outputs.size(); ++i)
@@ -235,12 +269,7 @@ Expected<std::vector<double>> Session::runStaged(StagedBatch &b) {
 }
 
 Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Dataset &d) {
-  LoaderOptions lo;
-  lo.batch = s_.batch;
-  lo.shuffle = false;
-  lo.norm = data_.norm;
-  lo.prefetch = o_.prefetch;
-  BatchLoader loader(d, indices, lo);
+  BatchLoader loader(d, indices, loaderOptions(false));
   loader.startEpoch(0);
   Totals t;
   auto next = stage(loader, *eval_, false, 0);
@@ -250,10 +279,11 @@ Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Da
     double t0 = nowSeconds();
     auto v = runStaged(*cur);
     if (!v) return v.takeError();
-    if (k > 0 || !*next) t.timing.add(nowSeconds() - t0, cur->batch.size);
-    t.add(*v, cur->batch.size);
+    if (k > 0 || !*next) t.timing.add(nowSeconds() - t0, cur->batch.globalSize);
+    t.add(*v, cur->batch.samples);
   }
   if (!next) return next.takeError();
+  if (Error e = t.reduce(comm_, eval_->outputs().size())) return e;
   return t;
 }
 
@@ -267,7 +297,7 @@ std::string Session::periodicPath(int64_t epoch) const {
 
 Error Session::checkSaveFolder() const {
   namespace fs = std::filesystem;
-  if (o_.savePath.empty() && s_.checkpointEvery == 0) return Error::success();
+  if (!leader() || (o_.savePath.empty() && s_.checkpointEvery == 0)) return Error::success();
   fs::path folder = fs::path(periodicPath(1)).parent_path();
   if (folder.empty()) folder = ".";
   std::error_code ec;
@@ -282,6 +312,7 @@ Error Session::checkSaveFolder() const {
 }
 
 Error Session::saveState(const std::string &path) {
+  if (!leader()) return Error::success();
   std::map<std::string, std::string> meta = {{"seed", std::to_string(s_.seed)},
                                              {"optimizer", s_.optimizer},
                                              {"loss", s_.loss}};
@@ -289,6 +320,77 @@ Error Session::saveState(const std::string &path) {
   if (early_)
     for (const auto &[k, v] : early_->state()) meta["early_stopping." + k] = v;
   return saveTrainState(path, fwd_->name(), runner_->params(), progress_, meta);
+}
+
+LoaderOptions Session::loaderOptions(bool training) const {
+  LoaderOptions lo;
+  lo.batch = s_.batch;
+  lo.norm = data_.norm;
+  lo.prefetch = o_.prefetch;
+  lo.rank = rank();
+  lo.ranks = ranks();
+  lo.shuffle = training;
+  lo.seed = s_.seed;
+  if (training) {
+    // A last batch that leaves a rank fewer than two samples is dropped when
+    // batch norm trains: it cannot normalize a single sample.
+    bool batchNorm = false;
+    for (const auto &op : train_->ops()) batchNorm = batchNorm || op->name() == "batchnorm_train";
+    int64_t rest = static_cast<int64_t>(trainIdx_.size()) % s_.batch;
+    lo.dropLast = batchNorm && rest > 0 && rest / ranks() < 2;
+  }
+  return lo;
+}
+
+Error Session::broadcastParams() {
+  if (ranks() == 1) return Error::success();
+  for (const auto &p : m_.params()) {
+    TensorView v = runner_->params().view(p->name);
+    size_t bytes = static_cast<size_t>(v.numel()) * ir::dtypeSize(v.type.dtype);
+    if (Error e = comm_.broadcast(v.data, bytes, 0, "broadcasting @" + p->name + " from rank 0"))
+      return e;
+  }
+  return Error::success();
+}
+
+namespace {
+uint64_t fnv1a(const std::string &text, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+} // namespace
+
+Error Session::compareFingerprints() {
+  if (ranks() == 1) return Error::success();
+  std::ostringstream program;
+  ir::printModule(m_, program);
+  std::string data = data_.description + " " + std::to_string(data_.train.count) + " " +
+                     std::to_string(data_.test.count) + " " + std::to_string(trainIdx_.size());
+  for (const Dataset *d : {&data_.train, &data_.test})
+    data += std::string(reinterpret_cast<const char *>(d->labels.data()),
+                        d->labels.size() * sizeof(d->labels[0]));
+  const std::vector<std::pair<std::string, std::string>> parts = {
+      {"the compiled train and eval steps (model, passes, train settings)", program.str()},
+      {"the run's settings (seed, batch, epochs, validation)",
+       std::to_string(s_.seed) + " " + std::to_string(s_.batch) + " " +
+           std::to_string(s_.epochs) + " " + std::to_string(s_.validation) + " " +
+           std::to_string(o_.maxSteps)},
+      {"the data set", data},
+      {"the kernel backend", std::string(backend_.name())},
+  };
+  std::vector<uint64_t> mine;
+  for (const auto &[what, text] : parts) mine.push_back(fnv1a(text));
+  std::vector<uint64_t> all(mine.size() * ranks());
+  if (Error e = comm_.allgather(mine.data(), mine.size() * sizeof(uint64_t), all.data(),
+                                "comparing the ranks' programs at start-up"))
+    return e;
+  for (size_t k = 0; k < parts.size(); ++k)
+    for (int r = 1; r < ranks(); ++r)
+      if (all[r * mine.size() + k] != all[k])
+        return Error::make("rank " + std::to_string(r) + " and rank 0 differ in " +
+                           parts[k].first +
+                           "; every rank must run the same command on the same files");
+  return Error::success();
 }
 
 Error Session::setUp() {
@@ -307,14 +409,18 @@ Error Session::setUp() {
                           memoryOwner(backend_)))
     return e;
   if (Error e = loadData()) return e;
-  runner_ = std::make_unique<ModuleRunner>(m_, backends_);
+  runner_ = std::make_unique<ModuleRunner>(m_, backends_, &kernelComm_);
   if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
   if (!o_.resumePath.empty())
     if (Error e = resume()) return e;
+  if (Error e = compareFingerprints()) return e;
+  if (Error e = broadcastParams()) return e;
   // The train step is planned first, so that its kernels choose the
   // parameters' layouts; the eval step converts where it wants others.
-  int64_t first = std::min<int64_t>(s_.batch, static_cast<int64_t>(trainIdx_.size()));
-  if (!o_.evalOnly && first > 0) {
+  // This rank's part of the first global batch.
+  int64_t global = std::min<int64_t>(s_.batch, static_cast<int64_t>(trainIdx_.size()));
+  int64_t first = std::max<int64_t>(1, global * (rank() + 1) / ranks() - global * rank() / ranks());
+  if (!o_.evalOnly && global > 0) {
     auto exec = runner_->executor(*train_, first);
     if (!exec) return exec.takeError();
     if (o_.profile) {
@@ -351,7 +457,7 @@ Error Session::resume() {
 
 RunStatus Session::evalOnly() {
   MetricsWriter writer;
-  if (!o_.metricsPath.empty())
+  if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.open(o_.metricsPath, false)) return fail(e.message());
   auto t = evaluate({}, data_.test);
   if (!t) return fail(t.error().message());
@@ -369,7 +475,7 @@ RunStatus Session::evalOnly() {
          << 100 * t->mean(i + 1) << "%";
   if (t->timing.samples) out_ << " (" << std::llround(t->timing.rate()) << " images/s)";
   out_ << "\n";
-  if (!o_.metricsPath.empty())
+  if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.write(r)) return fail(e.message());
   return RunStatus::Ok;
 }
@@ -402,10 +508,10 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
                       std::to_string(progress_.step) +
                       "); stopping. A lower learning rate may help.",
                   RunStatus::TrainingFailed);
-    train.add(*v, b.size);
+    train.add(*v, b.samples);
     if (runSteps_ > 5) { // the first steps of a run are warm-up
-      runTiming_.add(dt, b.size);
-      epochTiming.add(dt, b.size);
+      runTiming_.add(dt, b.globalSize);
+      epochTiming.add(dt, b.globalSize);
       if (profile_ && &cur->exec->plan() == &profile_->plan()) profile_->add(cur->exec->times());
     }
     bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
@@ -459,27 +565,19 @@ RunStatus Session::run() {
   if (Error e = setUp()) return fail(e.message());
   if (o_.evalOnly) return evalOnly();
   MetricsWriter writer;
-  if (!o_.metricsPath.empty())
+  if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.open(o_.metricsPath, !o_.resumePath.empty())) return fail(e.message());
 
-  LoaderOptions lo;
-  lo.batch = s_.batch;
-  lo.seed = s_.seed;
-  lo.norm = data_.norm;
-  lo.prefetch = o_.prefetch;
-  // A last batch of one sample is dropped when batch norm trains: it cannot
-  // normalize a single sample.
-  bool batchNorm = false;
-  for (const auto &op : train_->ops()) batchNorm = batchNorm || op->name() == "batchnorm_train";
-  lo.dropLast = batchNorm && static_cast<int64_t>(trainIdx_.size()) % s_.batch == 1;
-  BatchLoader loader(data_.train, trainIdx_, lo);
+  BatchLoader loader(data_.train, trainIdx_, loaderOptions(true));
   int64_t stepsPerEpoch = loader.batchesPerEpoch();
   out_ << "training " << fwd_->name() << " on " << data_.description;
+  if (ranks() > 1) out_ << " with " << ranks() << " ranks";
   if (!valIdx_.empty())
     out_ << " (" << valIdx_.size() << " training images held out for validation)";
   int threads = threadCount();
-  out_ << "; batch " << s_.batch << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
-       << backend_.name() << ", " << threads << (threads == 1 ? " thread" : " threads") << "\n";
+  out_ << "; batch " << s_.batch << (ranks() > 1 ? " in all" : "") << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
+       << backend_.name() << ", " << threads << (threads == 1 ? " thread" : " threads")
+       << (ranks() > 1 ? " a rank" : "") << "\n";
 
   double lastTestAcc = std::nan("");
   bool stop = false;
@@ -493,6 +591,7 @@ RunStatus Session::run() {
     Timing timing;
     if (RunStatus st = trainSteps(loader, stepsPerEpoch, train, timing); st != RunStatus::Ok)
       return st;
+    if (Error e = train.reduce(comm_, train_->outputs().size())) return fail(e.message());
     stop = stepLimitReached();
     bool epochDone = !stop || progress_.stepInEpoch == stepsPerEpoch;
     if (epochDone) {
@@ -505,7 +604,7 @@ RunStatus Session::run() {
     if (!r) return fail(r.error().message());
     lastTestAcc = r->get("test_acc");
     out_ << epochLine(*r, s_.epochs) << "\n" << std::flush;
-    if (!o_.metricsPath.empty())
+    if (leader() && !o_.metricsPath.empty())
       if (Error e = writer.write(*r)) return fail(e.message());
     if (epochDone) {
       auto early = endEpoch(epoch, monitored);
@@ -534,9 +633,11 @@ RunStatus Session::finish(double lastTestAcc) {
   out_ << std::defaultfloat << "\n";
   if (profile_) {
     if (profile_->runs() == 0)
-      out_ << "profile: no step ran after the first 5 (warm-up) at batch " << s_.batch << "\n";
+      out_ << "profile: no step ran after the first 5 (warm-up) at batch " << profile_->plan().batch << "\n";
     else
       out_ << profile_->table();
+    if (leader() && o_.onProfile && profile_->runs() > 0)
+      if (Error e = o_.onProfile(*profile_)) return fail(e.message());
   }
   return RunStatus::Ok;
 }

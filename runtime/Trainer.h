@@ -7,12 +7,16 @@
 
 #include "ir/IR.h"
 #include "runtime/BackendRegistry.h"
+#include "runtime/Communicator.h"
 #include "runtime/TrainSettings.h"
 
+#include <functional>
 #include <ostream>
 #include <string>
 
 namespace dtnn::runtime {
+
+class StepProfile;
 
 struct RunOptions {
   std::string dataDir;        // overrides the data source's default folder
@@ -25,6 +29,14 @@ struct RunOptions {
   bool progressBar = false;   // redraw a progress line while an epoch runs
   bool prefetch = true;       // load batches on a background thread
   bool profile = false;       // time every op of the train step and print a table
+  // The ranks of a data-parallel run (null: this process alone). Each rank
+  // trains on its part of every global batch; rank 0 alone prints to `out`,
+  // writes metrics and checkpoints.
+  Communicator *comm = nullptr;
+  bool skipComm = false;      // skip the train step's reductions (to measure them)
+  // Called on rank 0 with the profile of the train step when the run ends
+  // (needs `profile`).
+  std::function<Error(const StepProfile &)> onProfile;
 };
 
 // Exit status of a run, as dtnn-run returns it.

@@ -5,13 +5,21 @@
 #include "passes/Optimizers.h"
 #include "passes/PassManager.h"
 #include "runtime/BackendRegistry.h"
+#include "runtime/Profile.h"
 #include "runtime/Trainer.h"
+#include "runtime/AtomicFile.h"
+#include "runtime/comm/Calibrate.h"
+#include "runtime/comm/Mpi.h"
+#include "passes/CostModel.h"
+#include "tools/DataParallel.h"
 #include "tools/CommandLine.h"
 
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdio>
 #include <iostream>
+#include <map>
 #include <new>
 
 using namespace dtnn;
@@ -40,6 +48,11 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"steps", "N", "stop after N training steps in all, then evaluate"},
     {"no-progress", "", "print one line per epoch even on a terminal"},
     {"profile", "", "time every op of the train step and print a table at the end"},
+    {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
+    {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
+    {"skip-comm", "", "under mpirun: skip the gradient reductions (to measure their cost)"},
+    {"calibrate", "FILE", "under mpirun: measure allreduce latency and bandwidth, write FILE "
+                          "(for --net), and stop"},
     {"I", "DIR", "also search DIR for imported files", true},
     {"help", "", "show this help"},
 };
@@ -101,11 +114,77 @@ std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
   return "";
 }
 
+// A stream that drops what it is given: the output of ranks other than 0.
+struct NullStream : std::ostream {
+  NullStream() : std::ostream(nullptr) {}
+};
+
+// Measures the network of the job's ranks and writes the model to `path`.
+int calibrate(runtime::Communicator &comm, const std::string &path) {
+  if (comm.size() < 2) {
+    std::cerr << "dtnn-run: error: --calibrate measures the network between ranks; run it "
+                 "under mpirun with two or more\n";
+    return kUsageError;
+  }
+  auto t = runtime::timeAllreduces(comm, 16 << 20, 10);
+  if (!t) {
+    std::cerr << "dtnn-run: error: " << t.error().message() << "\n";
+    return kInputError;
+  }
+  std::vector<double> bytes, secs;
+  std::string table;
+  for (const auto &x : *t) {
+    bytes.push_back(x.bytes);
+    secs.push_back(x.seconds);
+    char line[96];
+    std::snprintf(line, sizeof line, "  %10.0f bytes  %9.1f us  %7.2f GB/s\n", x.bytes,
+                  1e6 * x.seconds, x.bytes / x.seconds / 1e9);
+    table += line;
+  }
+  auto net = passes::fitNetModel(bytes, secs, comm.size());
+  if (!net) {
+    std::cerr << "dtnn-run: error: " << net.error().message() << "\n";
+    return kInputError;
+  }
+  if (comm.rank() != 0) return kOk;
+  std::string comment = "measured by dtnn-run --calibrate on " + std::to_string(comm.size()) +
+                        " ranks (median of 10 allreduces per size):\n#" +
+                        table.substr(0, table.size() - 1);
+  for (size_t i = comment.find('\n'); i != std::string::npos; i = comment.find('\n', i + 1))
+    if (i + 1 < comment.size() && comment[i + 1] != '#') comment.insert(i + 1, "#");
+  std::string text = passes::formatNetModel(*net, comment);
+  if (Error e = runtime::writeFileAtomically(path, text)) {
+    std::cerr << "dtnn-run: error: " << e.message() << "\n";
+    return kInputError;
+  }
+  std::cout << "allreduce on " << comm.size() << " ranks:\n" << table << "alpha " << net->alpha * 1e6
+            << " us, beta " << net->beta * 1e9 << " ns/byte (" << 1 / net->beta / 1e9
+            << " GB/s); written to " << path << "\n";
+  return kOk;
+}
+
+// Writes the op profile of the train step (rank 0).
+Error writeOpProfile(const std::string &path, const runtime::StepProfile &p) {
+  passes::OpProfile out;
+  out.graph = p.plan().graph->name();
+  out.batch = p.plan().batch;
+  std::map<std::string, std::pair<double, int>> sums;
+  for (const auto &[op, sec] : p.opSeconds()) {
+    auto &s = sums[passes::opKey(*op)];
+    s.first += sec;
+    s.second += 1;
+  }
+  for (const auto &[key, s] : sums) out.seconds[key] = s.first / s.second;
+  return runtime::writeFileAtomically(path, passes::formatOpProfile(out));
+}
+
 // Everything but the last-resort handling of main.
-int run(int argc, char **argv) {
+int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   std::vector<std::string> argvec(argv + 1, argv + argc);
   std::string err;
-  auto args = cli::parseArgs(argvec, kOptions, err);
+  std::vector<cli::OptionSpec> specs = kOptions;
+  specs.insert(specs.end() - 2, cli::kDataParallelOptions.begin(), cli::kDataParallelOptions.end());
+  auto args = cli::parseArgs(argvec, specs, err);
   if (!args) return usageError(err);
   if (args->has("help")) {
     std::string names;
@@ -113,10 +192,29 @@ int run(int argc, char **argv) {
       names += (names.empty() ? "" : ", ") + n;
     std::cout << "usage: dtnn-run FILE.dtnn [options]\n\n"
               << "Trains the model of FILE.dtnn; its train section gives the defaults.\n\n"
-              << cli::optionsHelp(kOptions) << "\nBackends of this build, the default first: "
+              << cli::optionsHelp(specs) << "\nBackends of this build, the default first: "
               << names << "\n";
     return kOk;
   }
+  runtime::MpiOptions mo;
+  if (args->has("comm-timeout")) {
+    double t = 0;
+    if (!parsePositive(args->get("comm-timeout"), t))
+      return usageError("--comm-timeout expects a positive number of seconds, got '" +
+                        args->get("comm-timeout") + "'");
+    mo.timeoutSeconds = t;
+  }
+  if (runtime::launchedByMpi()) {
+    auto c = runtime::makeMpiCommunicator(mo);
+    if (!c) {
+      std::cerr << "dtnn-run: error: " << c.error().message() << "\n";
+      return kInputError;
+    }
+    comm = std::move(*c);
+  } else {
+    comm = runtime::makeLocalCommunicator();
+  }
+  if (args->has("calibrate")) return calibrate(*comm, args->get("calibrate"));
   if (args->positional.size() != 1) return usageError("expected one model file");
   if (args->has("data") && args->has("synthetic"))
     return usageError("--data and --synthetic exclude each other");
@@ -134,8 +232,14 @@ int run(int argc, char **argv) {
   auto backends = runtime::BackendSet::create(args->get("backend"), bo);
   if (!backends) return usageError(backends.error().message());
 
+  passes::DataParallelOptions dp;
+  dp.ranks = comm->size();
+  if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty()) return usageError(msg);
+  // Every rank compiles; rank 0 alone reports.
+  NullStream quiet;
+  std::ostream &out = comm->rank() == 0 ? std::cout : quiet;
   SourceManager sm;
-  DiagnosticEngine diags(sm, std::cerr);
+  DiagnosticEngine diags(sm, comm->rank() == 0 ? std::cerr : quiet);
   frontend::CompileOptions co;
   co.modelName = args->get("model");
   co.importDirs = args->all("I");
@@ -151,7 +255,9 @@ int run(int argc, char **argv) {
     return kInputError;
   }
   passes::PassManager pm({});
-  if (Error e = pm.parsePipeline("train")) return usageError(e.message());
+  std::string pipeline = "train";
+  if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
+  if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
   if (Error e = pm.run(*module)) {
     std::cerr << "dtnn-run: error: " << e.message() << "\n";
     return kInputError;
@@ -169,9 +275,14 @@ int run(int argc, char **argv) {
   ro.savePath = args->get("save");
   ro.resumePath = args->get("resume");
   ro.progressBar = !args->has("no-progress") && isatty(STDOUT_FILENO);
-  ro.profile = args->has("profile");
-  return static_cast<int>(
-      runtime::train(*module, *settings, ro, *backends, std::cout, std::cerr));
+  ro.profile = args->has("profile") || args->has("op-profile-out");
+  ro.comm = comm.get();
+  ro.skipComm = args->has("skip-comm");
+  if (args->has("op-profile-out")) {
+    std::string path = args->get("op-profile-out");
+    ro.onProfile = [path](const runtime::StepProfile &p) { return writeOpProfile(path, p); };
+  }
+  return static_cast<int>(runtime::train(*module, *settings, ro, *backends, out, std::cerr));
 }
 
 } // namespace
@@ -179,12 +290,19 @@ int run(int argc, char **argv) {
 // Runs that would not fit in the backend's memory are refused before they
 // start; an allocation that fails anyway (data sets, host copies) ends the
 // run with a message instead of an abort.
+// In a job of several ranks, a rank that fails ends the whole job, so that
+// no other rank waits for it in a collective.
 int main(int argc, char **argv) {
+  std::unique_ptr<runtime::Communicator> comm;
+  int status = kOk;
   try {
-    return run(argc, argv);
+    status = run(argc, argv, comm);
   } catch (const std::bad_alloc &) {
     std::cout << std::flush;
-    std::cerr << "dtnn-run: error: out of memory\n";
-    return kInputError;
+    std::cerr << "dtnn-run: " << (comm && comm->size() > 1 ? "rank " + std::to_string(comm->rank()) + ": " : "")
+              << "error: out of memory\n";
+    status = kInputError;
   }
+  if (status != kOk && comm && comm->size() > 1) comm->abortJob(status);
+  return status;
 }

@@ -12,6 +12,7 @@
 #include "passes/Pipelines.h"
 #include "runtime/plan/Plan.h"
 #include "tools/CommandLine.h"
+#include "tools/DataParallel.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -178,6 +179,10 @@ int cmdCompile(const std::vector<std::string> &argv) {
                                {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps) or plan (default ir)"},
                                {"I", "DIR", "also search DIR for imported files", true}});
   specs.insert(specs.begin() + 2, kPlanOptions.begin(), kPlanOptions.end());
+  specs.insert(specs.begin() + 2, {"ranks", "P", "with --emit=train-ir or plan: make the train "
+                                                 "step data-parallel over P ranks (default 1)"});
+  specs.insert(specs.begin() + 3, cli::kDataParallelOptions.begin(),
+               cli::kDataParallelOptions.end());
   std::string err;
   auto args = cli::parseArgs(argv, specs, err);
   if (!args) return usageError("compile", err);
@@ -193,6 +198,19 @@ int cmdCompile(const std::vector<std::string> &argv) {
   PlanOptions plan;
   if (std::string msg = readPlanOptions(*args, emitKind == "plan", plan); !msg.empty())
     return usageError("compile", msg);
+  passes::DataParallelOptions dp;
+  if (args->has("ranks")) {
+    const std::string r = args->get("ranks");
+    char *end = nullptr;
+    long v = std::strtol(r.c_str(), &end, 10);
+    if (r.empty() || *end != '\0' || v < 1 || v > 1 << 20)
+      return usageError("compile", "--ranks expects an integer from 1 to 1048576, got '" + r + "'");
+    if (emitKind != "train-ir" && emitKind != "plan")
+      return usageError("compile", "--ranks needs --emit=train-ir or --emit=plan");
+    dp.ranks = static_cast<int>(v);
+  }
+  if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty())
+    return usageError("compile", msg);
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
   std::ostringstream out;
@@ -204,7 +222,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
   auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
   if (!module) return kInputError;
   bool training = emitKind == "train-ir" || emitKind == "plan";
-  if (!runPasses(*args, training ? "train" : "default", *module, out, err))
+  std::string pipeline = training ? "train" : "default";
+  if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
+  if (!runPasses(*args, pipeline, *module, out, err))
     return err.empty() ? kInputError : usageError("compile", err);
   if (emitKind == "plan") {
     if (Error e = printPlans(*module, plan, out)) {

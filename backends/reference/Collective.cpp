@@ -16,7 +16,13 @@ using runtime::KernelRequest;
 class AllreduceStart : public runtime::Kernel {
 public:
   explicit AllreduceStart(const KernelRequest &r) : Kernel(r) {
+    in_ = r.in; // any layout: whole buffers are reduced
     mean_ = r.op.attrs().getString("op") == "mean";
+    int64_t bucket = r.op.attrs().getInt("bucket");
+    uint64_t bytes = 0;
+    for (const auto &d : r.in) bytes += d.bytes;
+    what_ = "allreduce of " + (bucket >= 0 ? "bucket " + std::to_string(bucket) : std::string("a gradient")) +
+            " (" + std::to_string(bytes) + " bytes)";
   }
   runtime::QueueKind queue() const override { return runtime::QueueKind::Comm; }
   bool wantsContiguousOperands() const override { return true; }
@@ -28,24 +34,27 @@ public:
       // Runs of buffers that lie back to back with one element type go as one.
       char *start = static_cast<char *>(a.in[i].data);
       ir::DType t = a.in[i].type.dtype;
-      size_t count = static_cast<size_t>(a.in[i].numel());
+      // Whole buffers, padding of blocked layouts included.
+      size_t elem = ir::dtypeSize(t);
+      size_t count = in_[i].bytes / elem;
       char *end = start + in_[i].bytes;
       for (++i; i < a.in.size() && a.in[i].data == end && a.in[i].type.dtype == t; ++i) {
-        count += static_cast<size_t>(a.in[i].numel());
+        count += in_[i].bytes / elem;
         end += in_[i].bytes;
       }
-      if (Error e = ctx.comm->allreduce(start, count, t, op)) return e;
+      if (Error e = ctx.comm->allreduce(start, count, t, op, what_)) return e;
     }
     return Error::success();
   }
 
 private:
   bool mean_ = true;
+  std::string what_;
 };
 
 class AllreduceWait : public runtime::Kernel {
 public:
-  explicit AllreduceWait(const KernelRequest &r) : Kernel(r) {}
+  explicit AllreduceWait(const KernelRequest &r) : Kernel(r) { in_ = r.in; }
   Error run(const KernelArgs &, runtime::ExecContext &) override { return Error::success(); }
 };
 
@@ -54,10 +63,10 @@ public:
 void registerCollectiveKernels(KernelTable &t) {
   t.addKernel("allreduce_start", [](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
     return std::unique_ptr<runtime::Kernel>(new AllreduceStart(r));
-  });
+  }, runtime::LayoutKind::Any);
   t.addKernel("allreduce_wait", [](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
     return std::unique_ptr<runtime::Kernel>(new AllreduceWait(r));
-  });
+  }, runtime::LayoutKind::Any);
 }
 
 DTNN_REFERENCE_KERNELS(registerCollectiveKernels)

@@ -29,8 +29,10 @@ public:
   // operand 0's type share its layout, whatever it is, and the kernel sees
   // them as flat arrays of all their elements, padding included.
   void addSameLayout(const std::string &op, KernelFn fn);
-  // Registers a kernel object made per op, on plain buffers.
-  void addKernel(const std::string &op, runtime::KernelMaker make);
+  // Registers a kernel object made per op, on plain buffers, or on buffers
+  // of the layouts `layouts` says.
+  void addKernel(const std::string &op, runtime::KernelMaker make,
+                 runtime::LayoutKind layouts = runtime::LayoutKind::Plain);
 
 private:
   runtime::KernelRegistry &r_;

@@ -80,8 +80,9 @@ void KernelTable::addSameLayout(const std::string &op, KernelFn fn) {
          });
 }
 
-void KernelTable::addKernel(const std::string &op, runtime::KernelMaker make) {
-  r_.add(op, kBackendName, allTypes(), runtime::LayoutKind::Plain, std::move(make));
+void KernelTable::addKernel(const std::string &op, runtime::KernelMaker make,
+                            runtime::LayoutKind layouts) {
+  r_.add(op, kBackendName, allTypes(), layouts, std::move(make));
 }
 
 DTNN_REGISTER_BACKEND(reference,

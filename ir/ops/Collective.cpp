@@ -48,6 +48,9 @@ bool inferWait(InferCtx &ctx) {
 }
 
 AttrSpec reduction() { return {"op", AttrKind::String, AttrValue(std::string("mean"))}; }
+// The bucket number bucket-allreduce gives a merged reduction (for profiles
+// and messages); -1: none.
+AttrSpec bucket() { return {"bucket", AttrKind::Int, AttrValue(int64_t(-1))}; }
 
 } // namespace
 
@@ -57,7 +60,7 @@ void registerCollectiveOps(OpTable &t) {
       .summary = "Starts reducing its buffers (\"sum\" or \"mean\") over all ranks; returns a "
                  "token for allreduce_wait.",
       .operands = {{"x", OperandSpec::Variadic}},
-      .attrs = {reduction()},
+      .attrs = {reduction(), bucket()},
       .fusion = FusionClass::Opaque,
       .collective = true,
       .inferShape = inferStart,
@@ -67,7 +70,7 @@ void registerCollectiveOps(OpTable &t) {
       .summary = "Waits for the allreduce_start of its token and yields the reduced buffers, "
                  "written in place.",
       .operands = {{"token"}, {"x", OperandSpec::Variadic, Effect::Write}},
-      .attrs = {reduction()},
+      .attrs = {reduction(), bucket()},
       .numResults = 0,
       .fusion = FusionClass::Opaque,
       .collective = true,

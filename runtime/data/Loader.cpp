@@ -125,8 +125,14 @@ void BatchLoader::skip(int64_t batches) {
 }
 
 void BatchLoader::makeBatch(int64_t b, Batch &out) const {
-  int64_t begin = b * opts_.batch;
-  int64_t end = std::min(begin + opts_.batch, size());
+  int64_t first = b * opts_.batch;
+  int64_t global = std::min(first + opts_.batch, size()) - first;
+  // This rank's contiguous part: ranks differ by at most one sample.
+  int64_t begin = first + global * opts_.rank / opts_.ranks;
+  int64_t end = first + global * (opts_.rank + 1) / opts_.ranks;
+  out.globalSize = global;
+  out.samples = end - begin;
+  if (begin == end) end = (begin = first) + 1; // a stand-in sample
   int64_t channels = lookup_.size() > 1 ? int64_t(lookup_.size()) : 1;
   int64_t channelNumel = sampleNumel_ / channels;
   out.size = end - begin;

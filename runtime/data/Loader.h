@@ -21,9 +21,16 @@ struct Normalization {
   std::vector<float> mean, std;
 };
 
-// One batch: size samples back to back as floats, and their labels.
+// One batch: size samples back to back as floats, and their labels. In a
+// run over several ranks it is this rank's part of a global batch: `samples`
+// of the global batch's `globalSize` (its share of the step). A rank whose
+// part is empty gets one stand-in sample (the global batch's first) and
+// samples = 0, so that it still runs the step and joins its collectives
+// with weight 0.
 struct Batch {
   int64_t size = 0;
+  int64_t samples = 0;
+  int64_t globalSize = 0;
   std::vector<float> images;
   std::vector<int32_t> labels;
 };
@@ -36,6 +43,7 @@ struct LoaderOptions {
   uint64_t seed = 0;      // Seed of the shuffle.
   Normalization norm;     // Normalization of the pixels.
   bool prefetch = true;   // Prepare the next batches on a background thread.
+  int rank = 0, ranks = 1; // This rank's part of each batch (of `batch` samples in all).
 };
 
 // Iterates over a dataset in batches, one epoch at a time. The content of every batch depends

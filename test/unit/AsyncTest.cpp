@@ -15,13 +15,27 @@
 namespace dtnn::test {
 namespace {
 
-// One rank whose reductions take `delay` and record when they ran.
-class SlowCommunicator : public runtime::Communicator {
+// One rank whose reductions the tests define.
+class TestCommunicator : public runtime::Communicator {
 public:
-  explicit SlowCommunicator(double delay) : delay_(delay) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  Error allreduce(void *, size_t count, ir::DType, runtime::ReduceOp) override {
+  Error broadcast(void *, size_t, int, const std::string &) override { return Error::success(); }
+  Error allgather(const void *, size_t, void *, const std::string &) override {
+    return Error::make("not used");
+  }
+  Expected<std::unique_ptr<runtime::Communicator>> duplicate() override {
+    return Error::make("not used");
+  }
+};
+
+// One rank whose reductions take `delay` and record when they ran.
+class SlowCommunicator : public TestCommunicator {
+public:
+  explicit SlowCommunicator(double delay) : delay_(delay) {}
+
+protected:
+  Error reduce(void *, size_t count, ir::DType, runtime::ReduceOp, const std::string &) override {
     start = runtime::monotonicSeconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(delay_));
     end = runtime::monotonicSeconds();
@@ -29,6 +43,8 @@ public:
     ++calls;
     return Error::success();
   }
+
+public:
   double start = 0, end = 0;
   size_t elements = 0;
   int calls = 0;
@@ -79,7 +95,7 @@ void checkOverlap(const std::string &backend) {
   ASSERT_TRUE(backends) << backends.error().message();
   auto comm = std::make_unique<SlowCommunicator>(0.5);
   SlowCommunicator *slow = comm.get();
-  runtime::ModuleRunner runner(*m, *backends, std::move(comm));
+  runtime::ModuleRunner runner(*m, *backends, slow);
   auto exec = runner.executor(*m->findGraph("f"), 64);
   ASSERT_TRUE(exec) << exec.error().message();
   runtime::Executor &ex = **exec;
@@ -158,11 +174,9 @@ TEST(Async, StagedInputsAreUsedInOrder) {
 
 // A failing reduction is an error value that names the op; the executor
 // stays usable.
-class FailingCommunicator : public runtime::Communicator {
-public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  Error allreduce(void *, size_t, ir::DType, runtime::ReduceOp) override {
+class FailingCommunicator : public TestCommunicator {
+protected:
+  Error reduce(void *, size_t, ir::DType, runtime::ReduceOp, const std::string &) override {
     return Error::make("rank 1 is gone");
   }
 };
@@ -172,7 +186,8 @@ TEST(Async, AFailedCollectiveIsAnError) {
   ASSERT_TRUE(m);
   auto backends = runtime::BackendSet::create("reference", {});
   ASSERT_TRUE(backends);
-  runtime::ModuleRunner runner(*m, *backends, std::make_unique<FailingCommunicator>());
+  FailingCommunicator failing;
+  runtime::ModuleRunner runner(*m, *backends, &failing);
   auto exec = runner.executor(*m->findGraph("f"), 64);
   ASSERT_TRUE(exec) << exec.error().message();
   std::vector<float> x(64 * 32, 1.f);

@@ -1,0 +1,300 @@
+// bucket-allreduce: merges the allreduces of a step into buckets, each one
+// reduction of a flat buffer (buffer assignment lays a bucket's gradients
+// out back to back, so it goes as one message without copies).
+//
+// Algorithm: the allreduce pairs (start and wait) are taken in the order
+// their operands are produced, the order of backward. A run of consecutive
+// pairs may merge when all of them reduce one dtype with one reduction, and
+// none of them depends on another's result (merging those would make a
+// cycle). Boundaries come from one of two rules:
+//   - `bytes=N`: greedy; a bucket takes the next pair while it stays within
+//     N bytes (a pair larger than N stays alone);
+//   - otherwise, the cost model (passes/CostModel.h): each pair is ready
+//     when backward has run up to its last producer (per-op times from
+//     `profile=FILE`, else estimated at `batch=B` samples), a bucket's
+//     reduction starts when its last gradient is ready and the previous
+//     bucket's is done, and takes 2(P-1)α + 2(P-1)/P·bytes·β (`ranks=P`,
+//     `net=FILE`). A dynamic program over the boundaries minimises when the
+//     last reduction finishes, which is the communication that backward
+//     cannot hide; ties go to fewer buckets.
+// A merged pair becomes one start with every operand and one wait yielding
+// every result; buckets are numbered in order (`bucket=K`). Ops are then
+// reordered, stably, so that each use follows its wait.
+#include "ir/Builder.h"
+#include "passes/CommUtil.h"
+#include "passes/CostModel.h"
+#include "passes/PassRegistry.h"
+#include "passes/PassUtil.h"
+
+#include <charconv>
+#include <limits>
+#include <set>
+
+namespace dtnn::passes {
+
+namespace {
+
+struct Item {
+  AllreducePair pair;
+  size_t readyPos = 0; // graph position of its last producer
+  ir::Op *lastDef = nullptr;
+  double ready = 0;    // seconds into the step
+  double bytes = 0;
+  ir::DType dtype = ir::DType::F32;
+  std::string op;
+  std::set<size_t> dependsOn; // items whose results it reads, transitively
+};
+
+bool parseInt(const std::string &s, int64_t &out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+class BucketAllreducePass final : public Pass {
+public:
+  std::string_view name() const override { return "bucket-allreduce"; }
+  std::string_view description() const override {
+    return "Merges allreduces into buckets whose boundaries minimise the predicted exposed "
+           "communication (or a fixed byte threshold).";
+  }
+
+  Error setOption(const std::string &key, const std::string &value) override {
+    int64_t v = 0;
+    if (key == "net" || key == "profile") {
+      if (value.empty()) return Error::make("bucket-allreduce: " + key + "= needs a file");
+      (key == "net" ? netPath_ : profilePath_) = value;
+      return Error::success();
+    }
+    if (key != "bytes" && key != "ranks" && key != "batch")
+      return Pass::setOption(key, value);
+    if (!parseInt(value, v) || v < (key == "bytes" ? 0 : 1))
+      return Error::make("bucket-allreduce: " + key + " expects a " +
+                         (key == "bytes" ? "non-negative" : "positive") + " integer, got '" +
+                         value + "'");
+    (key == "bytes" ? bytes_ : key == "ranks" ? ranks_ : batch_) = v;
+    return Error::success();
+  }
+
+  std::string optionsStr() const override {
+    std::string s;
+    auto add = [&](const std::string &kv) { s += (s.empty() ? "" : " ") + kv; };
+    if (bytes_ >= 0) add("bytes=" + std::to_string(bytes_));
+    if (ranks_ > 0) add("ranks=" + std::to_string(ranks_));
+    if (batch_ > 0) add("batch=" + std::to_string(batch_));
+    if (!netPath_.empty()) add("net=" + netPath_);
+    if (!profilePath_.empty()) add("profile=" + profilePath_);
+    return s;
+  }
+
+  Expected<bool> run(ir::Module &m) override {
+    NetModel net;
+    if (!netPath_.empty()) {
+      auto n = readNetModel(netPath_);
+      if (!n) return n.takeError();
+      net = *n;
+    }
+    std::optional<OpProfile> profile;
+    if (!profilePath_.empty()) {
+      auto p = readOpProfile(profilePath_);
+      if (!p) return p.takeError();
+      profile = std::move(*p);
+    }
+    int64_t ranks = ranks_ > 0 ? ranks_ : 2;
+    int64_t batch = batch_;
+    if (batch <= 0) {
+      const ir::AttrValue *b = m.trainConfig().find("batch");
+      int64_t global = b && std::holds_alternative<int64_t>(*b) ? std::get<int64_t>(*b) : 1;
+      batch = std::max<int64_t>(1, (global + ranks - 1) / ranks);
+    }
+    bool changed = false;
+    for (const auto &g : m.graphs()) {
+      std::vector<double> times;
+      if (profile && profile->graph == g->name()) {
+        auto t = opTimesFromProfile(*profile, *g, profilePath_);
+        if (!t) return t.takeError();
+        times = std::move(*t);
+      } else {
+        times = estimateOpTimes(*g, batch);
+      }
+      auto c = runOnGraph(*g, times, net, static_cast<int>(ranks));
+      if (!c) return c.takeError();
+      changed |= *c;
+    }
+    return changed;
+  }
+
+private:
+  std::vector<Item> collect(ir::Graph &g, const std::vector<double> &times) {
+    std::vector<AllreducePair> pairs = allreducePairs(g);
+    std::map<const ir::Op *, size_t> waitItem;
+    std::vector<Item> items;
+    for (const AllreducePair &p : pairs) {
+      if (!p.wait) continue;
+      Item it;
+      it.pair = p;
+      it.op = p.start->attrs().getString("op");
+      it.dtype = p.start->operand(0)->type().dtype;
+      for (const ir::Value *v : p.start->operands()) {
+        if (v->type().dtype != it.dtype) it.op += "+mixed"; // never merged
+        double n = static_cast<double>(v->type().staticElements());
+        it.bytes += n * ir::dtypeSize(v->type().dtype);
+        if (ir::Op *d = v->definingOp(); d && (!it.lastDef || g.indexOf(d) > it.readyPos)) {
+          it.readyPos = g.indexOf(d);
+          it.lastDef = d;
+        }
+      }
+      waitItem[p.wait] = items.size();
+      items.push_back(std::move(it));
+    }
+    // Which items each op depends on, through operands, in graph order.
+    std::map<const ir::Op *, std::set<size_t>> reach;
+    std::vector<double> clock(g.ops().size());
+    double t = 0;
+    for (size_t i = 0; i < g.ops().size(); ++i) {
+      const ir::Op *op = g.ops()[i].get();
+      t += times[i];
+      clock[i] = t;
+      std::set<size_t> &r = reach[op];
+      for (const ir::Value *v : op->operands())
+        if (const ir::Op *d = v->definingOp()) {
+          const auto &rd = reach[d];
+          r.insert(rd.begin(), rd.end());
+          if (auto w = waitItem.find(d); w != waitItem.end()) r.insert(w->second);
+        }
+    }
+    for (Item &it : items) {
+      it.ready = clock[it.readyPos];
+      for (const ir::Value *v : it.pair.start->operands())
+        if (const ir::Op *d = v->definingOp()) {
+          const auto &rd = reach[d];
+          it.dependsOn.insert(rd.begin(), rd.end());
+          if (auto w = waitItem.find(d); w != waitItem.end()) it.dependsOn.insert(w->second);
+        }
+    }
+    // In the order backward produces them.
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Item &a, const Item &b) { return a.readyPos < b.readyPos; });
+    return items;
+  }
+
+  // Whether items[j..i] may form one bucket, given that items[j+1..i] may.
+  static bool joins(const std::vector<Item> &items, size_t j, size_t i,
+                    const std::vector<const ir::Op *> &waits) {
+    const Item &a = items[j];
+    for (size_t k = j + 1; k <= i; ++k) {
+      const Item &b = items[k];
+      if (a.dtype != b.dtype || a.op != b.op || a.op.find("+mixed") != std::string::npos)
+        return false;
+      // Neither may read the other's result.
+      for (size_t d : b.dependsOn)
+        if (waits[d] == a.pair.wait) return false;
+      for (size_t d : a.dependsOn)
+        if (waits[d] == b.pair.wait) return false;
+    }
+    return true;
+  }
+
+  // Bucket boundaries: the first item of each bucket.
+  std::vector<size_t> boundaries(const std::vector<Item> &items, const NetModel &net, int ranks,
+                                 const std::vector<const ir::Op *> &waits) const {
+    size_t n = items.size();
+    std::vector<size_t> starts;
+    if (bytes_ >= 0) {
+      double used = 0;
+      for (size_t i = 0; i < n; ++i) {
+        bool fits = i > 0 && used + items[i].bytes <= static_cast<double>(bytes_) &&
+                    joins(items, starts.back(), i, waits);
+        if (fits) {
+          used += items[i].bytes;
+        } else {
+          starts.push_back(i);
+          used = items[i].bytes;
+        }
+      }
+      return starts;
+    }
+    // f[i]: earliest finish of the reductions of items[0..i) ; cnt: buckets.
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> f(n + 1, inf);
+    std::vector<size_t> cnt(n + 1, 0), from(n + 1, 0);
+    f[0] = 0;
+    for (size_t i = 1; i <= n; ++i) {
+      double bytes = 0;
+      for (size_t j = i; j-- > 0;) { // bucket items[j..i-1]
+        if (j + 1 < i && !joins(items, j, i - 1, waits)) break;
+        bytes += items[j].bytes;
+        double done = std::max(items[i - 1].ready, f[j]) + net.allreduceSeconds(bytes, ranks);
+        // Equal within a nanosecond counts as a tie.
+        if (done < f[i] - 1e-9 || (done <= f[i] + 1e-9 && cnt[j] + 1 < cnt[i])) {
+          f[i] = done;
+          cnt[i] = cnt[j] + 1;
+          from[i] = j;
+        }
+      }
+    }
+    for (size_t i = n; i > 0; i = from[i]) starts.insert(starts.begin(), from[i]);
+    return starts;
+  }
+
+  Expected<bool> runOnGraph(ir::Graph &g, const std::vector<double> &times, const NetModel &net,
+                            int ranks) {
+    std::vector<Item> items = collect(g, times);
+    if (items.empty()) return false;
+    // dependsOn holds the items' indices before sorting.
+    std::vector<size_t> starts = boundaries(items, net, ranks, waitsByOriginal(g));
+    starts.push_back(items.size());
+    std::set<const ir::Op *> erase;
+    for (size_t b = 0; b + 1 < starts.size(); ++b) {
+      size_t lo = starts[b], hi = starts[b + 1];
+      std::vector<ir::Value *> operands;
+      long pos = 0; // after the last producer
+      for (size_t k = lo; k < hi; ++k) {
+        for (ir::Value *v : items[k].pair.start->operands()) operands.push_back(v);
+        if (items[k].lastDef)
+          pos = std::max(pos, static_cast<long>(g.indexOf(items[k].lastDef)) + 1);
+      }
+      ir::AttrMap attrs;
+      attrs.set("op", items[lo].op);
+      attrs.set("bucket", static_cast<int64_t>(b));
+      ir::Builder bld(g, items[lo].pair.start->loc());
+      bld.setInsertPoint(pos);
+      ir::Value *token = bld.create1("allreduce_start", operands, attrs);
+      if (!token) return Error::make("bucket-allreduce: " + bld.error());
+      std::vector<ir::Value *> waitOperands = {token};
+      waitOperands.insert(waitOperands.end(), operands.begin(), operands.end());
+      bld.setInsertPoint(static_cast<long>(g.indexOf(token->definingOp())) + 1);
+      ir::Op *wait = bld.createOp("allreduce_wait", waitOperands, attrs);
+      if (!wait) return Error::make("bucket-allreduce: " + bld.error());
+      std::map<ir::Value *, ir::Value *> subst;
+      size_t r = 0;
+      for (size_t k = lo; k < hi; ++k) {
+        for (ir::Value *old : items[k].pair.wait->results()) subst[old] = wait->result(r++);
+        erase.insert(items[k].pair.start);
+        erase.insert(items[k].pair.wait);
+      }
+      g.replaceAllUses(subst);
+    }
+    g.eraseOpsIf([&](const ir::Op &op) { return erase.count(&op) != 0; });
+    scheduleByPriority(g, {});
+    return true;
+  }
+
+  // The wait of each item in collect()'s numbering (before sorting).
+  static std::vector<const ir::Op *> waitsByOriginal(const ir::Graph &g) {
+    std::vector<const ir::Op *> waits;
+    for (const AllreducePair &p : allreducePairs(g))
+      if (p.wait) waits.push_back(p.wait);
+    return waits;
+  }
+
+  int64_t bytes_ = -1, ranks_ = 0, batch_ = 0;
+  std::string netPath_, profilePath_;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createBucketAllreducePass() {
+  return std::make_unique<BucketAllreducePass>();
+}
+
+} // namespace dtnn::passes

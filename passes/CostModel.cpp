@@ -1,0 +1,193 @@
+#include "passes/CostModel.h"
+
+#include "ir/Printer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace dtnn::passes {
+
+namespace {
+
+constexpr double kFlops = 50e9;     // the estimate's arithmetic rate
+constexpr double kBandwidth = 10e9; // the estimate's memory rate
+
+std::string fmt(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+double bytesAt(const ir::TensorType &t, int64_t batch) {
+  if (t.isToken()) return 0;
+  double n = 1;
+  for (int64_t d : t.dims) n *= static_cast<double>(d == ir::kDynamic ? batch : d);
+  return n * ir::dtypeSize(t.dtype);
+}
+
+Expected<std::vector<std::string>> readLines(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) return Error::make(path + ": cannot open the file");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+} // namespace
+
+double NetModel::allreduceSeconds(double bytes, int ranks) const {
+  if (ranks <= 1) return 0;
+  double p = ranks;
+  return 2 * (p - 1) * alpha + 2 * (p - 1) / p * bytes * beta;
+}
+
+Expected<NetModel> readNetModel(const std::string &path) {
+  auto lines = readLines(path);
+  if (!lines) return lines.takeError();
+  NetModel net;
+  bool haveA = false, haveB = false;
+  for (size_t i = 0; i < lines->size(); ++i) {
+    std::string line = (*lines)[i].substr(0, (*lines)[i].find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    char key[64];
+    double v = 0;
+    if (std::sscanf(line.c_str(), " %63[a-z_] = %lf", key, &v) != 2 || !std::isfinite(v) ||
+        v < 0)
+      return Error::make(path + ":" + std::to_string(i + 1) +
+                         ": expected 'alpha_s = X' or 'beta_s_per_byte = Y' with X, Y >= 0");
+    std::string k = key;
+    if (k == "alpha_s") {
+      net.alpha = v;
+      haveA = true;
+    } else if (k == "beta_s_per_byte") {
+      net.beta = v;
+      haveB = true;
+    } else if (k != "ranks") {
+      return Error::make(path + ":" + std::to_string(i + 1) + ": unknown key '" + k + "'");
+    }
+  }
+  if (!haveA || !haveB) return Error::make(path + ": needs both alpha_s and beta_s_per_byte");
+  net.source = path;
+  return net;
+}
+
+std::string formatNetModel(const NetModel &net, const std::string &comment) {
+  std::string s = "# dtnn network model: a ring allreduce of n bytes on P ranks takes\n"
+                  "# 2(P-1)*alpha_s + 2(P-1)/P*n*beta_s_per_byte seconds.\n";
+  if (!comment.empty()) s += "# " + comment + "\n";
+  s += "alpha_s = " + fmt(net.alpha) + "\n";
+  s += "beta_s_per_byte = " + fmt(net.beta) + "\n";
+  return s;
+}
+
+Expected<NetModel> fitNetModel(const std::vector<double> &bytes,
+                               const std::vector<double> &seconds, int ranks) {
+  if (ranks < 2) return Error::make("calibrating the network needs at least two ranks");
+  size_t n = bytes.size();
+  if (n < 2 || seconds.size() != n) return Error::make("calibration needs two or more sizes");
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sx += bytes[i];
+    sy += seconds[i];
+    sxx += bytes[i] * bytes[i];
+    sxy += bytes[i] * seconds[i];
+  }
+  double den = n * sxx - sx * sx;
+  if (den <= 0) return Error::make("calibration sizes must differ");
+  double b = (n * sxy - sx * sy) / den;
+  double a = (sy - b * sx) / n;
+  double p = ranks;
+  NetModel net;
+  net.alpha = std::max(a, 0.0) / (2 * (p - 1));
+  net.beta = std::max(b, 0.0) * p / (2 * (p - 1));
+  net.source = "calibrated on " + std::to_string(ranks) + " ranks";
+  return net;
+}
+
+std::vector<double> estimateOpTimes(const ir::Graph &g, int64_t batch) {
+  std::vector<double> times;
+  for (const auto &op : g.ops()) {
+    if (op->def().collective) {
+      times.push_back(0);
+      continue;
+    }
+    std::vector<ir::TensorType> in, out;
+    double bytes = 0;
+    for (const ir::Value *v : op->operands()) {
+      in.push_back(v->type());
+      bytes += bytesAt(v->type(), batch);
+    }
+    for (const ir::Value *v : op->results()) {
+      out.push_back(v->type());
+      bytes += bytesAt(v->type(), batch);
+    }
+    double macs = op->def().macs ? double(op->def().macs(in, out, op->attrs())) * batch : 0;
+    times.push_back(std::max(2 * macs / kFlops, bytes / kBandwidth));
+  }
+  return times;
+}
+
+std::string opKey(const ir::Op &op) {
+  std::string types;
+  for (const ir::Value *r : op.results()) types += (types.empty() ? "" : ";") + r->type().str();
+  std::string where = ir::locationStr(op.loc());
+  return op.name() + " " + (types.empty() ? "-" : types) + " " + (where.empty() ? "-" : where);
+}
+
+std::string formatOpProfile(const OpProfile &p) {
+  std::string s = "# dtnn op profile: mean seconds of each op of a step, by op, result types "
+                  "and location\ngraph " + p.graph + " batch " + std::to_string(p.batch) + "\n";
+  for (const auto &[key, sec] : p.seconds) s += fmt(sec) + " " + key + "\n";
+  return s;
+}
+
+Expected<OpProfile> readOpProfile(const std::string &path) {
+  auto lines = readLines(path);
+  if (!lines) return lines.takeError();
+  OpProfile p;
+  bool header = false;
+  for (size_t i = 0; i < lines->size(); ++i) {
+    const std::string &line = (*lines)[i];
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ss(line);
+    auto bad = [&](const std::string &what) {
+      return Error::make(path + ":" + std::to_string(i + 1) + ": " + what);
+    };
+    if (!header) {
+      std::string kw, kb;
+      if (!(ss >> kw >> p.graph >> kb >> p.batch) || kw != "graph" || kb != "batch")
+        return bad("expected 'graph NAME batch B'");
+      header = true;
+      continue;
+    }
+    double sec = 0;
+    std::string key;
+    if (!(ss >> sec) || !std::isfinite(sec) || sec < 0 || !std::getline(ss >> std::ws, key) ||
+        key.empty())
+      return bad("expected 'SECONDS OP TYPES LOCATION'");
+    p.seconds[key] = sec;
+  }
+  if (!header) return Error::make(path + ": not an op profile (no 'graph' line)");
+  return p;
+}
+
+Expected<std::vector<double>> opTimesFromProfile(const OpProfile &p, const ir::Graph &g,
+                                                 const std::string &path) {
+  std::vector<double> times;
+  for (const auto &op : g.ops()) {
+    if (op->def().collective) {
+      times.push_back(0);
+      continue;
+    }
+    auto it = p.seconds.find(opKey(*op));
+    if (it == p.seconds.end())
+      return Error::make(path + ": the profile has no time for '" + opKey(*op) + "' of @" +
+                         g.name() + " (profile the same model and settings)");
+    times.push_back(it->second);
+  }
+  return times;
+}
+
+} // namespace dtnn::passes

@@ -1,0 +1,23 @@
+// Measures how long allreduces of growing sizes take on the ranks of a
+// communicator (`dtnn-run --calibrate`), for fitting the α-β network model
+// that bucket-allreduce uses.
+#pragma once
+
+#include "runtime/Communicator.h"
+
+#include <vector>
+
+namespace dtnn::runtime {
+
+struct AllreduceTiming {
+  double bytes = 0;
+  double seconds = 0; // the median of the repetitions
+};
+
+// Times f32 sum allreduces from 4 KiB to `maxBytes`, each size repeated
+// `repeats` times after two warm-up runs; every rank takes part and gets
+// rank 0's figures.
+Expected<std::vector<AllreduceTiming>> timeAllreduces(Communicator &comm, double maxBytes,
+                                                      int repeats);
+
+} // namespace dtnn::runtime

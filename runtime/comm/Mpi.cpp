@@ -1,0 +1,158 @@
+#include "runtime/comm/Mpi.h"
+
+#include "runtime/comm/Watchdog.h"
+
+#include <mpi.h>
+#include <sched.h>
+
+
+#include <climits>
+#include <cstdlib>
+#include <iostream>
+
+namespace dtnn::runtime {
+
+bool launchedByMpi() {
+  for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+namespace {
+
+// What every communicator of the job shares: MPI stays initialized, and the
+// watchdog running, as long as one of them lives.
+struct MpiWorld {
+  int rank = 0, size = 1;
+  std::unique_ptr<Watchdog> watchdog;
+  ~MpiWorld() {
+    watchdog.reset();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+};
+
+std::string mpiError(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return std::string(text, static_cast<size_t>(len));
+}
+
+Expected<MPI_Datatype> mpiType(ir::DType t) {
+  switch (t) {
+  case ir::DType::F32: return MPI_FLOAT;
+  case ir::DType::F64: return MPI_DOUBLE;
+  case ir::DType::I32: return MPI_INT32_T;
+  case ir::DType::I64: return MPI_INT64_T;
+  case ir::DType::U8: return MPI_UINT8_T;
+  default: return Error::make("MPI cannot reduce " + std::string(ir::dtypeName(t)) + " data");
+  }
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  MpiCommunicator(std::shared_ptr<MpiWorld> world, MPI_Comm comm)
+      : world_(std::move(world)), comm_(comm) {}
+  ~MpiCommunicator() override { MPI_Comm_free(&comm_); }
+  int rank() const override { return world_->rank; }
+  int size() const override { return world_->size; }
+
+  Error broadcast(void *data, size_t bytes, int root, const std::string &what) override {
+    Watchdog::Scope scope(*world_->watchdog, what);
+    auto *p = static_cast<char *>(data);
+    for (size_t done = 0; done < bytes;) {
+      int n = static_cast<int>(std::min<size_t>(bytes - done, INT_MAX));
+      if (int rc = MPI_Bcast(p + done, n, MPI_BYTE, root, comm_); rc != MPI_SUCCESS)
+        return fail(what, rc);
+      done += static_cast<size_t>(n);
+    }
+    return Error::success();
+  }
+
+  Error allgather(const void *in, size_t bytes, void *out, const std::string &what) override {
+    if (bytes > INT_MAX) return Error::make(what + ": " + std::to_string(bytes) + " bytes is too many to gather");
+    Watchdog::Scope scope(*world_->watchdog, what);
+    int rc = MPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes),
+                           MPI_BYTE, comm_);
+    return rc == MPI_SUCCESS ? Error::success() : fail(what, rc);
+  }
+
+  Expected<std::unique_ptr<Communicator>> duplicate() override {
+    MPI_Comm dup;
+    Watchdog::Scope scope(*world_->watchdog, "creating a communication channel");
+    if (int rc = MPI_Comm_dup(comm_, &dup); rc != MPI_SUCCESS) return fail("MPI_Comm_dup", rc);
+    return std::unique_ptr<Communicator>(new MpiCommunicator(world_, dup));
+  }
+
+  void abortJob(int status) override {
+    std::cout << std::flush;
+    std::cerr << std::flush;
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
+
+protected:
+  Error reduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
+               const std::string &what) override {
+    auto type = mpiType(dtype);
+    if (!type) return type.takeError();
+    MPI_Op mop = op == ReduceOp::Max ? MPI_MAX : MPI_SUM;
+    Watchdog::Scope scope(*world_->watchdog, what);
+    auto *p = static_cast<char *>(data);
+    size_t elem = ir::dtypeSize(dtype);
+    for (size_t done = 0; done < count;) {
+      int n = static_cast<int>(std::min<size_t>(count - done, INT_MAX));
+      // Non-blocking, tested in a loop that yields the core between tests:
+      // a rank often has one core, which its compute thread needs while the
+      // other ranks catch up (a blocking MPI_Allreduce spins on it).
+      MPI_Request req;
+      if (int rc = MPI_Iallreduce(MPI_IN_PLACE, p + done * elem, n, *type, mop, comm_, &req);
+          rc != MPI_SUCCESS)
+        return fail(what, rc);
+      for (int flag = 0;;) {
+        if (int rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE); rc != MPI_SUCCESS)
+          return fail(what, rc);
+        if (flag) break;
+        sched_yield();
+      }
+      done += static_cast<size_t>(n);
+    }
+    return Error::success();
+  }
+
+private:
+  Error fail(const std::string &what, int rc) const {
+    return Error::make(what + " failed: " + mpiError(rc));
+  }
+
+  std::shared_ptr<MpiWorld> world_;
+  MPI_Comm comm_;
+};
+
+} // namespace
+
+Expected<std::unique_ptr<Communicator>> makeMpiCommunicator(const MpiOptions &opts) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return Error::make("MPI is already initialized");
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+    return Error::make("MPI_Init_thread failed");
+  auto world = std::make_shared<MpiWorld>();
+  // Errors come back as return codes, and so as messages naming the collective.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world->size);
+  if (provided < MPI_THREAD_MULTIPLE)
+    return Error::make("this MPI library does not support MPI_THREAD_MULTIPLE, which dtnn needs "
+                       "(reductions run on their own thread)");
+  MPI_Comm control, data;
+  MPI_Comm_dup(MPI_COMM_WORLD, &control);
+  MPI_Comm_dup(MPI_COMM_WORLD, &data);
+  world->watchdog = std::make_unique<Watchdog>(control, world->rank, world->size,
+                                               opts.timeoutSeconds);
+  return std::unique_ptr<Communicator>(new MpiCommunicator(world, data));
+}
+
+} // namespace dtnn::runtime

@@ -1,0 +1,151 @@
+#include "runtime/comm/Watchdog.h"
+
+#include "runtime/Queue.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <vector>
+
+namespace dtnn::runtime {
+
+namespace {
+
+constexpr int kQuestionTag = 1, kAnswerTag = 2;
+constexpr int kAnswerBytes = 256;
+constexpr auto kTick = std::chrono::milliseconds(10);
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+} // namespace
+
+Watchdog::Watchdog(MPI_Comm control, int rank, int size, double timeoutSeconds)
+    : control_(control), rank_(rank), size_(size), timeout_(timeoutSeconds) {
+  MPI_Irecv(&questionBuf_, 1, MPI_INT, MPI_ANY_SOURCE, kQuestionTag, control_, &question_);
+  thread_ = std::thread([this] { loop(); });
+}
+
+Watchdog::~Watchdog() {
+  stop_ = true;
+  thread_.join();
+  if (question_ != MPI_REQUEST_NULL) {
+    MPI_Cancel(&question_);
+    MPI_Wait(&question_, MPI_STATUS_IGNORE);
+  }
+  MPI_Comm_free(&control_);
+}
+
+int Watchdog::begin(const std::string &what) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int id = nextId_++;
+  inFlight_[id] = {what, monotonicSeconds()};
+  return id;
+}
+
+void Watchdog::end(int id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  inFlight_.erase(id);
+}
+
+std::string Watchdog::status(double now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (inFlight_.empty()) return "is computing (in no collective)";
+  const InFlight &f = inFlight_.begin()->second;
+  return "waits in '" + f.what + "' since " + seconds(now - f.since);
+}
+
+void Watchdog::serve() {
+  int done = 0;
+  MPI_Status st;
+  MPI_Test(&question_, &done, &st);
+  if (!done) return;
+  char answer[kAnswerBytes] = {};
+  std::string s = status(monotonicSeconds());
+  std::strncpy(answer, s.c_str(), kAnswerBytes - 1);
+  // Small enough to go eagerly; the request is not waited for.
+  MPI_Request r;
+  MPI_Isend(answer, kAnswerBytes, MPI_CHAR, st.MPI_SOURCE, kAnswerTag, control_, &r);
+  MPI_Request_free(&r);
+  MPI_Irecv(&questionBuf_, 1, MPI_INT, MPI_ANY_SOURCE, kQuestionTag, control_, &question_);
+}
+
+void Watchdog::loop() {
+  while (!stop_) {
+    std::this_thread::sleep_for(kTick);
+    serve();
+    double now = monotonicSeconds();
+    InFlight late;
+    bool expired = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto &[id, f] : inFlight_)
+        if (now - f.since > timeout_) {
+          late = f;
+          expired = true;
+          break;
+        }
+    }
+    if (expired) expire(late, now);
+  }
+}
+
+void Watchdog::expire(const InFlight &late, double now) {
+  // Ask everyone, keep answering the others' questions meanwhile, and give
+  // the answers a few seconds.
+  std::vector<MPI_Request> asks, answers;
+  std::vector<std::vector<char>> bufs(static_cast<size_t>(size_), std::vector<char>(kAnswerBytes));
+  std::vector<int> peers;
+  int question = rank_;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    MPI_Request a, b;
+    MPI_Isend(&question, 1, MPI_INT, r, kQuestionTag, control_, &a);
+    MPI_Irecv(bufs[r].data(), kAnswerBytes, MPI_CHAR, r, kAnswerTag, control_, &b);
+    asks.push_back(a);
+    answers.push_back(b);
+    peers.push_back(r);
+  }
+  std::vector<bool> answered(peers.size(), false);
+  double grace = std::min(10.0, std::max(2.0, timeout_ / 4));
+  for (double t0 = monotonicSeconds(); monotonicSeconds() - t0 < grace;) {
+    serve();
+    bool all = true;
+    for (size_t i = 0; i < peers.size(); ++i) {
+      if (!answered[i]) {
+        int flag = 0;
+        MPI_Test(&answers[i], &flag, MPI_STATUS_IGNORE);
+        answered[i] = flag != 0;
+      }
+      all = all && answered[i];
+    }
+    if (all) break;
+    std::this_thread::sleep_for(kTick);
+  }
+  std::string silent, others;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    if (!answered[i]) {
+      silent += (silent.empty() ? "" : ", ") + std::to_string(peers[i]);
+    } else {
+      bufs[peers[i]].back() = '\0';
+      others += "; rank " + std::to_string(peers[i]) + " " + bufs[peers[i]].data();
+    }
+  }
+  std::string msg = "dtnn-run: rank " + std::to_string(rank_) + ": error: '" + late.what +
+                    "' has waited " + seconds(now - late.since) + " for the other ranks (--comm-timeout " +
+                    seconds(timeout_) + "); ";
+  msg += silent.empty() ? std::string("every rank answers, so the job is stuck")
+                        : (silent.find(',') == std::string::npos ? "rank " : "ranks ") + silent +
+                              " did not answer (stopped, hung or dead)";
+  msg += others + "; ending the job\n";
+  std::cout << std::flush;
+  std::cerr << msg << std::flush;
+  MPI_Abort(MPI_COMM_WORLD, 4);
+  std::_Exit(4);
+}
+
+} // namespace dtnn::runtime

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Compares the tensors of two safetensors checkpoints.
+
+usage: compare_checkpoints.py A B [--rtol X] [--prefix P] [--exact]
+
+For each tensor of A (optionally only names starting with P), prints
+|A - B|_2 / |A|_2 and fails (exit 1) when it exceeds --rtol (default 1e-4),
+or, with --exact, when the bytes differ at all. Both files must hold the
+same tensors. Uses the standard library only.
+"""
+import array
+import json
+import math
+import struct
+import sys
+
+
+def load(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    body = raw[8 + n:]
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        tensors[name] = (info["dtype"], body[begin:end])
+    return tensors
+
+
+def values(dtype, data):
+    code = {"F32": "f", "F64": "d", "I64": "q", "I32": "i"}.get(dtype)
+    if code is None:
+        return None
+    a = array.array(code)
+    a.frombytes(data)
+    return a
+
+
+def main():
+    args = sys.argv[1:]
+    rtol, prefix, exact = 1e-4, "", False
+    if "--rtol" in args:
+        i = args.index("--rtol")
+        rtol = float(args[i + 1])
+        del args[i:i + 2]
+    if "--prefix" in args:
+        i = args.index("--prefix")
+        prefix = args[i + 1]
+        del args[i:i + 2]
+    if "--exact" in args:
+        exact = True
+        args.remove("--exact")
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    a, b = load(args[0]), load(args[1])
+    if set(a) != set(b):
+        print("the checkpoints hold different tensors:", sorted(set(a) ^ set(b)))
+        return 1
+    worst, bad = 0.0, []
+    for name in sorted(a):
+        if not name.startswith(prefix):
+            continue
+        (ta, da), (tb, db) = a[name], b[name]
+        if ta != tb or len(da) != len(db):
+            bad.append(name)
+            continue
+        if exact:
+            if da != db:
+                bad.append(name)
+            continue
+        va, vb = values(ta, da), values(tb, db)
+        if va is None:
+            continue
+        norm = math.sqrt(sum(x * x for x in va))
+        diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(va, vb)))
+        rel = diff / norm if norm > 0 else diff
+        worst = max(worst, rel)
+        if rel > rtol:
+            bad.append("%s (%.3g)" % (name, rel))
+    if bad:
+        print("differ:", ", ".join(bad))
+        return 1
+    print("match:", "bytes equal" if exact else "worst relative difference %.3g" % worst)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
