@@ -42,6 +42,7 @@ struct Item {
   double bytes = 0;
   ir::DType dtype = ir::DType::F32;
   std::string op;
+  bool mixed = false; // reduces several dtypes already: never merged
   std::set<size_t> dependsOn; // items whose results it reads, transitively
 };
 
@@ -135,7 +136,7 @@ private:
       it.op = p.start->attrs().getString("op");
       it.dtype = p.start->operand(0)->type().dtype;
       for (const ir::Value *v : p.start->operands()) {
-        if (v->type().dtype != it.dtype) it.op += "+mixed"; // never merged
+        if (v->type().dtype != it.dtype) it.mixed = true;
         double n = static_cast<double>(v->type().staticElements());
         it.bytes += n * ir::dtypeSize(v->type().dtype);
         if (ir::Op *d = v->definingOp(); d && (!it.lastDef || g.indexOf(d) > it.readyPos)) {
@@ -177,20 +178,22 @@ private:
     return items;
   }
 
+  // Whether two items may share a bucket: one dtype, one reduction, neither
+  // reading the other's result.
+  static bool compatible(const Item &a, const Item &b, const std::vector<const ir::Op *> &waits) {
+    if (a.mixed || b.mixed || a.dtype != b.dtype || a.op != b.op) return false;
+    for (size_t d : b.dependsOn)
+      if (waits[d] == a.pair.wait) return false;
+    for (size_t d : a.dependsOn)
+      if (waits[d] == b.pair.wait) return false;
+    return true;
+  }
+
   // Whether items[j..i] may form one bucket, given that items[j+1..i] may.
   static bool joins(const std::vector<Item> &items, size_t j, size_t i,
                     const std::vector<const ir::Op *> &waits) {
-    const Item &a = items[j];
-    for (size_t k = j + 1; k <= i; ++k) {
-      const Item &b = items[k];
-      if (a.dtype != b.dtype || a.op != b.op || a.op.find("+mixed") != std::string::npos)
-        return false;
-      // Neither may read the other's result.
-      for (size_t d : b.dependsOn)
-        if (waits[d] == a.pair.wait) return false;
-      for (size_t d : a.dependsOn)
-        if (waits[d] == b.pair.wait) return false;
-    }
+    for (size_t k = j + 1; k <= i; ++k)
+      if (!compatible(items[j], items[k], waits)) return false;
     return true;
   }
 
@@ -202,8 +205,9 @@ private:
     if (bytes_ >= 0) {
       double used = 0;
       for (size_t i = 0; i < n; ++i) {
-        bool fits = i > 0 && used + items[i].bytes <= static_cast<double>(bytes_) &&
-                    joins(items, starts.back(), i, waits);
+        bool fits = i > 0 && used + items[i].bytes <= static_cast<double>(bytes_);
+        for (size_t k = fits ? starts.back() : i; k < i; ++k)
+          fits = fits && compatible(items[k], items[i], waits);
         if (fits) {
           used += items[i].bytes;
         } else {
@@ -247,11 +251,22 @@ private:
     for (size_t b = 0; b + 1 < starts.size(); ++b) {
       size_t lo = starts[b], hi = starts[b + 1];
       std::vector<ir::Value *> operands;
-      long pos = 0; // after the last producer
+      std::set<const ir::Op *> merged;
       for (size_t k = lo; k < hi; ++k) {
         for (ir::Value *v : items[k].pair.start->operands()) operands.push_back(v);
-        if (items[k].lastDef)
-          pos = std::max(pos, static_cast<long>(g.indexOf(items[k].lastDef)) + 1);
+        merged.insert(items[k].pair.start);
+        merged.insert(items[k].pair.wait);
+      }
+      // After the last producer of the operands and their other readers.
+      std::set<const ir::Value *> mine(operands.begin(), operands.end());
+      long pos = 0;
+      for (size_t i = 0; i < g.ops().size(); ++i) {
+        const ir::Op *op = g.ops()[i].get();
+        if (merged.count(op)) continue;
+        bool touches = false;
+        for (const ir::Value *r : op->results()) touches = touches || mine.count(r);
+        for (const ir::Value *v : op->operands()) touches = touches || mine.count(v);
+        if (touches) pos = static_cast<long>(i) + 1;
       }
       ir::AttrMap attrs;
       attrs.set("op", items[lo].op);

@@ -38,10 +38,12 @@ std::map<const ir::Op *, std::vector<const ir::Op *>> opDependencies(const ir::G
   for (const auto &op : g.ops()) {
     std::set<const ir::Op *> d;
     auto specs = op->def().operandSpecs(op->operands().size(), op->attrs());
+    // A reduction's buffers belong to it from its start on.
+    bool claims = op->name() == "allreduce_start";
     for (size_t i = 0; i < op->operands().size(); ++i) {
       const ir::Value *v = op->operand(i);
       if (v->definingOp()) d.insert(v->definingOp());
-      if (i < specs.size() && specs[i]->writes())
+      if (claims || (i < specs.size() && specs[i]->writes()))
         for (const ir::Op *r : readers[v]) d.insert(r);
     }
     for (const ir::Value *v : op->operands()) readers[v].push_back(op.get());

@@ -25,7 +25,8 @@ std::vector<AllreducePair> allreducePairs(const ir::Graph &g);
 
 // For each op of `g`, the ops that must run before it: the producers of its
 // operands, and for an operand it writes in place, the other readers of
-// that value (they read the old version).
+// that value (they read the old version); an allreduce_start counts as
+// writing its operands, which it claims until its wait.
 std::map<const ir::Op *, std::vector<const ir::Op *>> opDependencies(const ir::Graph &g);
 
 // Reorders the ops of `g` topologically by opDependencies, taking at each

@@ -40,9 +40,13 @@ public:
       ir::Value *grad = update->operand(static_cast<unsigned>(i));
       ir::Op *def = grad->definingOp();
       if (done.count(grad) || (def && def->name() == "allreduce_wait")) continue;
+      if (!def)
+        return Error::make(describeOp(g, *update) + ": its gradient %" + grad->name() +
+                           " is a graph input; insert-allreduce reduces gradients that ops "
+                           "produce (the wait updates them in place)");
       done.insert(grad);
-      // Right after the producer (or at the top for a graph input).
-      long pos = def ? static_cast<long>(g.indexOf(def)) + 1 : 0;
+      // Right after the producer.
+      long pos = static_cast<long>(g.indexOf(def)) + 1;
       ir::Builder b(g, update->loc());
       b.setInsertPoint(pos);
       ir::AttrMap attrs;

@@ -27,7 +27,8 @@ std::string dataParallelPipeline(const DataParallelOptions &o) {
   if (o.bucketBytes >= 0) bucket += " bytes=" + std::to_string(o.bucketBytes);
   if (!o.netPath.empty()) bucket += " net=" + o.netPath;
   if (!o.profilePath.empty()) bucket += " profile=" + o.profilePath;
-  return "insert-allreduce,bucket-allreduce{" + bucket + "},schedule-comm";
+  return std::string(o.syncBatchNorm ? "sync-batchnorm," : "") +
+         "insert-allreduce,bucket-allreduce{" + bucket + "},schedule-comm";
 }
 
 std::string printPipelines() {

@@ -27,6 +27,7 @@ struct DataParallelOptions {
   int64_t bucketBytes = -1; // a fixed bucket size; -1: the cost model
   std::string netPath;      // the network model (α, β); "": 100 Gb/s defaults
   std::string profilePath;  // measured op times; "": estimates
+  bool syncBatchNorm = false; // batch norm over the global batch
 };
 // The passes that average gradients over `ranks` ranks, in buckets that
 // overlap backward: "" for one rank.

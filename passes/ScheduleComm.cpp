@@ -54,11 +54,15 @@ public:
     double big = static_cast<double>(n);
     for (const auto &[op, k] : needs)
       priority[op] = big * (2 + static_cast<double>(k)) + static_cast<double>(index[op]);
+    auto deps = opDependencies(g);
+    auto priorityOf = [&](const ir::Op *op) {
+      auto it = priority.find(op);
+      return it != priority.end() ? it->second : static_cast<double>(index[op]);
+    };
     for (const AllreducePair &p : pairs) {
-      // Right after the last producer of its operands.
+      // Right after the last producer of its operands and their other readers.
       double after = -0.5;
-      for (const ir::Value *v : p.start->operands())
-        if (const ir::Op *d = v->definingOp()) after = std::max(after, priority.count(d) ? priority[d] : double(index[d]));
+      for (const ir::Op *d : deps[p.start]) after = std::max(after, priorityOf(d));
       priority[p.start] = after + 0.5;
       if (!p.wait) continue;
       // Just before its first user.

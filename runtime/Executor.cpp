@@ -43,7 +43,8 @@ void Executor::planLaunches() {
     assert(l.queue && "no queue for a step (a collective without a communication queue)");
     if (std::find(queues_.begin(), queues_.end(), l.queue) == queues_.end())
       queues_.push_back(l.queue);
-    contexts_.push_back(std::make_unique<ExecContext>(ExecContext{*l.queue, s_.comm}));
+    Communicator *comm = l.queue == s_.commQueue ? s_.comm : s_.computeComm;
+    contexts_.push_back(std::make_unique<ExecContext>(ExecContext{*l.queue, comm}));
     std::set<int> deps;
     for (size_t i = 0; i < step.in.size(); ++i) {
       if (step.shapeOnly(i)) continue;

@@ -21,8 +21,12 @@ struct ExecServices {
   Arena &arena;
   ParamStore &params;
   const BackendSet &backends;
-  Communicator *comm = nullptr; // for collectives
+  Communicator *comm = nullptr; // for collectives on the communication queue
   Queue *commQueue = nullptr;   // where collectives run
+  // For kernels on other queues that take part in a collective themselves
+  // (synchronized batch norm): a channel of its own, so that its
+  // collectives never interleave with the communication queue's.
+  Communicator *computeComm = nullptr;
 };
 
 // When one step ran, in monotonicSeconds(), with profiling on.

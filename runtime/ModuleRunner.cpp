@@ -12,7 +12,12 @@ ModuleRunner::ModuleRunner(const ir::Module &m, const BackendSet &backends,
       comm_(comm ? comm : ownComm_.get()),
       commQueue_(makeThreadQueue("comm")),
       params_(std::make_unique<ParamStore>(m, backends)),
-      arena_(std::make_unique<Arena>(backends.primary())), ctx_{backends, m, {}} {}
+      arena_(std::make_unique<Arena>(backends.primary())), ctx_{backends, m, {}} {
+  if (auto dup = comm_->duplicate())
+    computeComm_ = std::move(*dup);
+  else
+    setUpError_ = dup.takeError();
+}
 
 ModuleRunner::~ModuleRunner() {
   entries_.clear();
@@ -49,7 +54,7 @@ Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
   Entry &e = entries_[{&g, batch}];
   e.plan = std::make_unique<Plan>(std::move(*plan));
   e.exec = std::make_unique<Executor>(
-      *e.plan, ExecServices{*arena_, *params_, backends_, comm_, commQueue_.get()});
+      *e.plan, ExecServices{*arena_, *params_, backends_, comm_, commQueue_.get(), computeComm_.get()});
   inputBytes_ += inputs;
   return e.exec.get();
 }

@@ -17,8 +17,13 @@ class ModuleRunner {
 public:
   // Allocates the parameters (zero, plain) in the primary backend's memory.
   // Collectives go through `comm`, which must outlive the runner; without
-  // one, through a one-rank communicator of its own.
+  // one, through a one-rank communicator of its own. Kernels of the compute
+  // queues that reduce (synchronized batch norm) get a duplicate of it,
+  // made here on every rank.
   ModuleRunner(const ir::Module &m, const BackendSet &backends, Communicator *comm = nullptr);
+  // Whether making the compute queues' communicator failed (the runner
+  // then runs no collective of a compute queue).
+  const Error &setUpError() const { return setUpError_; }
   ~ModuleRunner();
 
   ParamStore &params() { return *params_; }
@@ -43,11 +48,13 @@ private:
   const BackendSet &backends_;
   std::unique_ptr<Communicator> ownComm_;
   Communicator *comm_;
+  std::unique_ptr<Communicator> computeComm_;
   std::unique_ptr<Queue> commQueue_;
   std::unique_ptr<ParamStore> params_;
   std::unique_ptr<Arena> arena_;
   PlanContext ctx_;
   uint64_t inputBytes_ = 0;
+  Error setUpError_;
   std::map<std::pair<const ir::Graph *, int64_t>, Entry> entries_;
 };
 

@@ -334,10 +334,12 @@ LoaderOptions Session::loaderOptions(bool training) const {
   if (training) {
     // A last batch that leaves a rank fewer than two samples is dropped when
     // batch norm trains: it cannot normalize a single sample.
-    bool batchNorm = false;
-    for (const auto &op : train_->ops()) batchNorm = batchNorm || op->name() == "batchnorm_train";
+    // Synchronized batch norm normalizes over the global batch.
+    bool local = false, sync = false;
+    for (const auto &op : train_->ops())
+      if (op->name() == "batchnorm_train") (op->attrs().getBool("sync") ? sync : local) = true;
     int64_t rest = static_cast<int64_t>(trainIdx_.size()) % s_.batch;
-    lo.dropLast = batchNorm && rest > 0 && rest / ranks() < 2;
+    lo.dropLast = (local && rest > 0 && rest / ranks() < 2) || (sync && rest == 1);
   }
   return lo;
 }
@@ -410,6 +412,7 @@ Error Session::setUp() {
     return e;
   if (Error e = loadData()) return e;
   runner_ = std::make_unique<ModuleRunner>(m_, backends_, &kernelComm_);
+  if (runner_->setUpError()) return runner_->setUpError();
   if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
   if (!o_.resumePath.empty())
     if (Error e = resume()) return e;

@@ -9,6 +9,7 @@ const std::vector<OptionSpec> kDataParallelOptions = {
                     "alpha 5 us, 12.5 GB/s)"},
     {"bucket-bytes", "N", "buckets of at most N bytes instead of the cost model's"},
     {"op-profile", "FILE", "per-op times for bucketing (written by dtnn-run --op-profile-out)"},
+    {"sync-bn", "", "batch norm over the global batch: statistics reduced over the ranks"},
 };
 
 std::string readDataParallelOptions(const ParsedArgs &args, passes::DataParallelOptions &o) {
@@ -26,6 +27,7 @@ std::string readDataParallelOptions(const ParsedArgs &args, passes::DataParallel
     return "--net: the file name may not contain spaces or braces";
   if (args.has("op-profile") && args.get("op-profile").find_first_of(" {}") != std::string::npos)
     return "--op-profile: the file name may not contain spaces or braces";
+  o.syncBatchNorm = args.has("sync-bn");
   o.netPath = args.get("net");
   o.profilePath = args.get("op-profile");
   return "";

@@ -11,7 +11,7 @@
 
 namespace dtnn::cli {
 
-// --net, --bucket-bytes and --op-profile (read).
+// --net, --bucket-bytes, --op-profile (read) and --sync-bn.
 extern const std::vector<OptionSpec> kDataParallelOptions;
 
 // Reads those options into `o` (ranks stays as given); returns a usage error

@@ -130,8 +130,13 @@ private:
 
 DTNN_REGISTER_KERNELS(onednnNormKernels) {
   add(r, "batchnorm", maker<BatchNormInference>());
-  add(r, "batchnorm_train", maker<BatchNormTrain>());
-  add(r, "batchnorm_backward", maker<BatchNormBackward>());
+  // Batch norm over the global batch (sync=true) stays on the reference
+  // backend, whose kernels reduce their sums over the ranks.
+  auto local = [](const ir::Op &op, const std::vector<ir::TensorType> &) {
+    return !op.attrs().getBool("sync");
+  };
+  add(r, "batchnorm_train", maker<BatchNormTrain>(), local);
+  add(r, "batchnorm_backward", maker<BatchNormBackward>(), local);
   add(r, "batchnorm_backward_frozen", maker<BatchNormBackward>());
 }
 

@@ -43,6 +43,7 @@ void registerConvKernels(KernelTable &t);
 void registerDenseKernels(KernelTable &t);
 void registerPoolKernels(KernelTable &t);
 void registerNormKernels(KernelTable &t);
+void registerSyncNormKernels(KernelTable &t);
 void registerShapeKernels(KernelTable &t);
 void registerElementwiseKernels(KernelTable &t);
 void registerActivationKernels(KernelTable &t);

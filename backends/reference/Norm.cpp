@@ -4,6 +4,7 @@
 // parallel iteration, in double precision, so the results do not depend on
 // the thread count.
 #include "backends/reference/KernelUtil.h"
+#include "backends/reference/NormKernels.h"
 
 #include <cmath>
 #include <vector>
@@ -45,6 +46,8 @@ template <typename T> void batchNormKernel(const KernelArgs &a) {
     }
   });
 }
+
+} // namespace
 
 // Training: normalizes with the batch mean and biased variance per channel,
 // returns the mean and 1/sqrt(var + eps), and updates the running statistics
@@ -111,6 +114,8 @@ template <typename T> void batchNormBackwardKernel(const KernelArgs &a) {
   });
 }
 
+namespace {
+
 // Gradient of inference batchnorm, whose statistics are constants:
 // dx = dy * gamma * invstd, dgamma = sum(dy * xhat), dbeta = sum(dy).
 template <typename T> void batchNormBackwardFrozenKernel(const KernelArgs &a) {
@@ -138,10 +143,14 @@ template <typename T> void batchNormBackwardFrozenKernel(const KernelArgs &a) {
 
 void registerNormKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "batchnorm", batchNormKernel);
-  DTNN_REF_KERNEL(t, "batchnorm_train", batchNormTrainKernel);
-  DTNN_REF_KERNEL(t, "batchnorm_backward", batchNormBackwardKernel);
+  // batchnorm_train and batchnorm_backward: SyncNorm.cpp.
   DTNN_REF_KERNEL(t, "batchnorm_backward_frozen", batchNormBackwardFrozenKernel);
 }
+
+template void batchNormTrainKernel<float>(const KernelArgs &);
+template void batchNormTrainKernel<double>(const KernelArgs &);
+template void batchNormBackwardKernel<float>(const KernelArgs &);
+template void batchNormBackwardKernel<double>(const KernelArgs &);
 
 DTNN_REFERENCE_KERNELS(registerNormKernels)
 

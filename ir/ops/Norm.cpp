@@ -144,6 +144,11 @@ bool gradBatchNorm(GradCtx &ctx) {
   return takeBatchNormGrads(ctx, r);
 }
 
+// sync=true: the batch statistics (and, in the gradient, their sums) are
+// reduced over the ranks of a data-parallel run, so the batch is the global
+// one (the sync-batchnorm pass sets it).
+AttrSpec syncAttr() { return {"sync", AttrKind::Bool, AttrValue(false)}; }
+
 // Training form: the gradient also flows through the batch statistics.
 bool gradBatchNormTrain(GradCtx &ctx) {
   if (ctx.dy[1] || ctx.dy[2])
@@ -152,8 +157,11 @@ bool gradBatchNormTrain(GradCtx &ctx) {
   if (!ctx.dy[0]) return true;
   if (!checkStatisticsNotNeeded(ctx)) return false;
   const Op &op = ctx.op;
+  AttrMap attrs;
+  if (op.attrs().getBool("sync")) attrs.set("sync", true);
   auto r = ctx.b.create("batchnorm_backward",
-                        {ctx.dy[0], op.operand(0), op.operand(1), op.result(1), op.result(2)});
+                        {ctx.dy[0], op.operand(0), op.operand(1), op.result(1), op.result(2)},
+                        attrs);
   return takeBatchNormGrads(ctx, r);
 }
 
@@ -225,7 +233,8 @@ void registerNormOps(OpTable &t) {
                    {"running_mean", OperandSpec::Required, Effect::Write},
                    {"running_var", OperandSpec::Required, Effect::Write}},
       .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)},
-                {"momentum", AttrKind::Float, AttrValue(0.1)}},
+                {"momentum", AttrKind::Float, AttrValue(0.1)},
+                syncAttr()},
       .numResults = 3,
       .fusion = FusionClass::Opaque,
       .inferShape = inferBatchNormTrain,
@@ -238,7 +247,7 @@ void registerNormOps(OpTable &t) {
       .summary = "Gradient of batchnorm_train with respect to x, gamma and beta, from the batch "
                  "mean and invstd.",
       .operands = {reusable("dy"), reusable("x"), {"gamma"}, {"mean"}, {"invstd"}},
-      .attrs = {},
+      .attrs = {syncAttr()},
       .numResults = 3,
       .fusion = FusionClass::Opaque,
       .inferShape = inferBatchNormBackward,

@@ -82,7 +82,8 @@ def main():
         if rel > rtol:
             bad.append("%s (%.3g)" % (name, rel))
     if bad:
-        print("differ:", ", ".join(bad))
+        more = " and %d more" % (len(bad) - 5) if len(bad) > 5 else ""
+        print("differ:", ", ".join(bad[:5]) + more)
         return 1
     print("match:", "bytes equal" if exact else "worst relative difference %.3g" % worst)
     return 0
