@@ -59,19 +59,16 @@ private:
 } // namespace
 
 Error Communicator::allreduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
-                              const std::string &what) {
-  if (op == ReduceOp::Mean) {
-    double w = share();
-    if (w == 1.0)
-      ; // nothing to scale
-    else if (dtype == ir::DType::F32)
-      scale<float>(data, count, w);
-    else if (dtype == ir::DType::F64)
-      scale<double>(data, count, w);
-    else
-      return Error::make("a mean reduces floating-point data, got " + std::string(ir::dtypeName(dtype)));
-    op = ReduceOp::Sum;
-  }
+                              const std::string &what, double factor) {
+  if (factor == 1.0)
+    ; // nothing to scale
+  else if (dtype == ir::DType::F32)
+    scale<float>(data, count, factor);
+  else if (dtype == ir::DType::F64)
+    scale<double>(data, count, factor);
+  else
+    return Error::make("only floating-point data is scaled, got " +
+                       std::string(ir::dtypeName(dtype)));
   return reduce(data, count, dtype, op, what);
 }
 

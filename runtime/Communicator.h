@@ -16,10 +16,9 @@
 
 namespace dtnn::runtime {
 
-// Sum adds; Mean adds each rank's data weighted by its share of the step
-// (setShare), which is 1/size when every rank holds as many samples; Max
-// takes the largest.
-enum class ReduceOp { Sum, Mean, Max };
+// Sum adds (each rank's data scaled first by the factor it gives, such as
+// its share of the step's samples, for a mean); Max takes the largest.
+enum class ReduceOp { Sum, Max };
 
 class Communicator {
 public:
@@ -27,9 +26,10 @@ public:
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // Reduces `count` elements of `dtype` at `data` over all ranks, in place,
-  // and returns when done. `what` names the collective in timeouts.
+  // and returns when done; floating-point data is multiplied by `scale`
+  // first. `what` names the collective in timeouts.
   Error allreduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
-                  const std::string &what = "allreduce");
+                  const std::string &what = "allreduce", double scale = 1);
   // Copies `bytes` at `data` on rank `root` to `data` on every rank.
   virtual Error broadcast(void *data, size_t bytes, int root, const std::string &what) = 0;
   // Gathers `bytes` from every rank into `out` (size() * bytes), by rank.
@@ -40,18 +40,10 @@ public:
   // Ends every rank of the job with `status` after this rank reported an
   // error; a one-rank communicator leaves ending to the caller.
   virtual void abortJob(int status) { (void)status; }
-  // This rank's weight in Mean reductions from now on: the fraction of the
-  // step's global batch it holds.
-  void setShare(double share) { share_ = share; }
-  double share() const { return share_ < 0 ? 1.0 / size() : share_; }
-
 protected:
   // Reduces in place with Sum or Max.
   virtual Error reduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
                        const std::string &what) = 0;
-
-private:
-  double share_ = -1; // -1: an equal share
 };
 
 // One rank alone: reductions leave the data as it is.

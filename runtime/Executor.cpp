@@ -44,7 +44,7 @@ void Executor::planLaunches() {
     if (std::find(queues_.begin(), queues_.end(), l.queue) == queues_.end())
       queues_.push_back(l.queue);
     Communicator *comm = l.queue == s_.commQueue ? s_.comm : s_.computeComm;
-    contexts_.push_back(std::make_unique<ExecContext>(ExecContext{*l.queue, comm}));
+    contexts_.push_back(std::make_unique<ExecContext>(ExecContext{*l.queue, comm, &part_}));
     std::set<int> deps;
     for (size_t i = 0; i < step.in.size(); ++i) {
       if (step.shapeOnly(i)) continue;

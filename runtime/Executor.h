@@ -56,6 +56,8 @@ public:
   // Runs every step once with the oldest staged inputs and waits until all
   // of them finished; the first failure comes back.
   Error run();
+  // This rank's part of the global batch in the runs from now on.
+  void setPart(StepPart part) { part_ = part; }
   // Records each step's start and end in the runs from now on.
   void setProfiling(bool on) { profiling_ = on; }
   // The steps' times in the last run (empty without profiling).
@@ -94,6 +96,7 @@ private:
   std::array<std::vector<KernelArgs>, 2> args_;
   uint64_t boundGeneration_ = UINT64_MAX, boundParams_ = UINT64_MAX;
   bool profiling_ = false;
+  StepPart part_;
   std::vector<StepTime> times_;
 };
 

@@ -38,9 +38,22 @@ struct KernelArgs {
 };
 
 // Where a kernel runs: its queue and the services it may reach.
+// This rank's part of the step's global batch in a data-parallel run: its
+// weight in averaged gradients (its samples over the global batch's; 0 for a
+// rank that only holds a stand-in sample) and the position of its first
+// sample in the global batch (so that dropout masks follow the sample, not
+// the rank).
+struct StepPart {
+  double share = 1;
+  int64_t offset = 0;
+};
+
 struct ExecContext {
   Queue &queue;
   Communicator *comm = nullptr;
+  const StepPart *part = nullptr; // null outside an executor: one rank, share 1
+  double share() const { return part ? part->share : 1.0; }
+  int64_t offset() const { return part ? part->offset : 0; }
 };
 
 // What a kernel is made for: one op at static types, the buffers its

@@ -131,8 +131,14 @@ private:
   RunStatus fail(const std::string &message, RunStatus status = RunStatus::InputError) {
     bar_.clear();
     out_ << std::flush;
-    err_ << "dtnn-run: " << (ranks() > 1 ? "rank " + std::to_string(rank()) + ": " : "")
-         << "error: " << message << "\n";
+    if (!quietError_ || leader())
+      err_ << "dtnn-run: " << (ranks() > 1 ? "rank " + std::to_string(rank()) + ": " : "")
+           << "error: " << message << "\n" << std::flush;
+    if (quietError_) {
+      // Every rank found it: rank 0 has said it before any rank ends the job.
+      float token = 0;
+      (void)comm_.allreduce(&token, 1, ir::DType::F32, ReduceOp::Sum, "reporting an error");
+    }
     return status;
   }
   int rank() const { return comm_.rank(); }
@@ -168,6 +174,7 @@ private:
   Communicator &comm_;                    // the ranks: start-up checks, metrics
   std::unique_ptr<Communicator> skipComm_;
   Communicator &kernelComm_;              // the train step's reductions
+  bool quietError_ = false; // the error is every rank's: rank 0 alone reports it
 };
 
 Error Session::findGraphs() {
@@ -260,7 +267,8 @@ Expected<std::vector<double>> Session::runStaged(StagedBatch &b) {
   b.ran = true;
   // Each rank's gradient counts by its part of the global batch.
   const Batch &batch = b.batch;
-  kernelComm_.setShare(batch.globalSize ? double(batch.samples) / double(batch.globalSize) : 0);
+  b.exec->setPart({batch.globalSize ? double(batch.samples) / double(batch.globalSize) : 0,
+                   batch.offset});
   if (Error e = b.exec->run()) return e;
   std::vector<double> values;
   for (size_t i = 0; i < b.exec->plan().outputs.size(); ++i)
@@ -388,10 +396,12 @@ Error Session::compareFingerprints() {
     return e;
   for (size_t k = 0; k < parts.size(); ++k)
     for (int r = 1; r < ranks(); ++r)
-      if (all[r * mine.size() + k] != all[k])
+      if (all[r * mine.size() + k] != all[k]) {
+        quietError_ = true;
         return Error::make("rank " + std::to_string(r) + " and rank 0 differ in " +
                            parts[k].first +
                            "; every rank must run the same command on the same files");
+      }
   return Error::success();
 }
 

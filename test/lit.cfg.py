@@ -45,3 +45,23 @@ config.environment["PATH"] = os.pathsep.join(
 
 if os.path.exists(os.path.join(config.dtnn_tools_dir, "dtnn-run")):
     config.available_features.add("dtnn-run")
+
+# Multi-rank runs: Open MPI's launcher on this machine only, over shared memory (never the
+# network), as root if need be, and with more ranks than cores when a test asks for them.
+import shutil
+
+mpirun = shutil.which("mpirun")
+if mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.insert(
+        0,
+        ("%mpirun", mpirun + " --oversubscribe --mca btl self,vader --bind-to none"),
+    )
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Open MPI keeps its session files under TMPDIR; lit may leave it unset.
+    config.environment["TMPDIR"] = os.environ.get("TMPDIR", "/tmp")
+config.substitutions.append(
+    ("%compare_checkpoints",
+     config.python_executable + " " + os.path.join(config.test_source_root, "tools", "compare_checkpoints.py"))
+)

@@ -28,7 +28,8 @@ public:
   bool wantsContiguousOperands() const override { return true; }
   Error run(const KernelArgs &a, runtime::ExecContext &ctx) override {
     if (!ctx.comm) return Error::make("no communicator");
-    auto op = mean_ ? runtime::ReduceOp::Mean : runtime::ReduceOp::Sum;
+    // A mean weighs each rank by its share of the global batch.
+    double scale = mean_ ? ctx.share() : 1.0;
     size_t i = 0;
     while (i < a.in.size()) {
       // Runs of buffers that lie back to back with one element type go as one.
@@ -42,7 +43,7 @@ public:
         count += in_[i].bytes / elem;
         end += in_[i].bytes;
       }
-      if (Error e = ctx.comm->allreduce(start, count, t, op, what_)) return e;
+      if (Error e = ctx.comm->allreduce(start, count, t, runtime::ReduceOp::Sum, what_, scale)) return e;
     }
     return Error::success();
   }

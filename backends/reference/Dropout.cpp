@@ -1,6 +1,7 @@
 // Reference kernels of dropout (declared in ir/ops/Norm.cpp) and of the ops
 // declared in ir/ops/Dropout.cpp. The mask of
-// element i is a pure function of (seed, step, i): a splitmix64 hash of a
+// element i is a pure function of (seed, step, i), with i counted in the
+// global batch of a data-parallel run: a splitmix64 hash of a
 // per-step key plus i times the golden-ratio increment, so the result does
 // not depend on the thread count or on how the loop is split.
 #include "backends/reference/KernelUtil.h"
@@ -33,7 +34,7 @@ int64_t readStep(const TensorView &v) {
 
 // y = x * mask and mask, where mask is 1/(1-rate) for an element kept (with
 // probability 1-rate: its 53-bit uniform draw is at least rate) and 0 else.
-template <typename T> void dropoutTrainKernel(const KernelArgs &a) {
+template <typename T> void dropoutTrainKernel(const KernelArgs &a, int64_t first) {
   const T *x = a.in[0].as<T>();
   T *y = a.out[0].as<T>(), *mask = a.out[1].as<T>();
   double rate = a.op->attrs().getFloat("rate");
@@ -42,16 +43,30 @@ template <typename T> void dropoutTrainKernel(const KernelArgs &a) {
   uint64_t threshold = static_cast<uint64_t>(rate * 0x1.0p53);
   T keep = static_cast<T>(1 / (1 - rate));
   int64_t n = a.in[0].numel();
+  // Element i of this rank's part is element base + i of the global batch.
+  uint64_t base = static_cast<uint64_t>(first) *
+                  static_cast<uint64_t>(a.in[0].dim(0) ? n / a.in[0].dim(0) : 0);
   constexpr int64_t kChunk = 1 << 14;
   parallelFor((n + kChunk - 1) / kChunk, [&](int64_t chunk) {
     int64_t end = std::min(n, (chunk + 1) * kChunk);
     for (int64_t i = chunk * kChunk; i < end; ++i) {
-      uint64_t draw = mix64(key + static_cast<uint64_t>(i) * kGolden) >> 11;
+      uint64_t draw = mix64(key + (base + static_cast<uint64_t>(i)) * kGolden) >> 11;
       mask[i] = draw >= threshold ? keep : T(0);
       y[i] = x[i] * mask[i];
     }
   });
 }
+
+// dropout_train keyed by the global sample index (ExecContext::offset).
+class DropoutTrain : public runtime::Kernel {
+public:
+  explicit DropoutTrain(const runtime::KernelRequest &r) : Kernel(r) {}
+  Error run(const KernelArgs &a, runtime::ExecContext &ctx) override {
+    dispatchFloat(a.in[0].type.dtype,
+                  [&](auto tag) { dropoutTrainKernel<decltype(tag)>(a, ctx.offset()); });
+    return Error::success();
+  }
+};
 
 // Inference: dropout is the identity.
 template <typename T> void dropoutKernel(const KernelArgs &a) {
@@ -64,7 +79,10 @@ template <typename T> void dropoutKernel(const KernelArgs &a) {
 
 void registerDropoutKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "dropout", dropoutKernel);
-  DTNN_REF_KERNEL(t, "dropout_train", dropoutTrainKernel);
+  t.addKernel("dropout_train", [](const runtime::KernelRequest &r)
+                                   -> Expected<std::unique_ptr<runtime::Kernel>> {
+    return std::unique_ptr<runtime::Kernel>(new DropoutTrain(r));
+  });
 }
 
 DTNN_REFERENCE_KERNELS(registerDropoutKernels)

@@ -50,7 +50,7 @@ Error syncTrain(const KernelArgs &a, runtime::ExecContext &ctx, const std::strin
   T *y = a.out[0].as<T>(), *meanOut = a.out[1].as<T>(), *invstdOut = a.out[2].as<T>();
   double eps = a.op->attrs().getFloat("eps");
   double momentum = a.op->attrs().getFloat("momentum");
-  bool real = ctx.comm && ctx.comm->share() > 0;
+  bool real = ctx.share() > 0;
   std::vector<double> sums(l.c + 1, 0.0);
   if (real) {
     parallelFor(l.c, [&](int64_t ch) {
@@ -97,7 +97,7 @@ Error syncBackward(const KernelArgs &a, runtime::ExecContext &ctx, const std::st
   const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>(), *gamma = a.in[2].as<T>();
   const T *mean = a.in[3].as<T>(), *invstd = a.in[4].as<T>();
   T *dx = a.out[0].as<T>(), *dgamma = a.out[1].as<T>(), *dbeta = a.out[2].as<T>();
-  double w = ctx.comm ? ctx.comm->share() : 1;
+  double w = ctx.share();
   std::vector<double> sums(2 * l.c + 1, 0.0);
   parallelFor(l.c, [&](int64_t ch) {
     T m = mean[ch], inv = invstd[ch];

@@ -1,8 +1,11 @@
 // The MPI communicator: the ranks of an `mpirun` job. Creating it
 // initializes MPI (thread-multiple: reductions run on the communication
 // queue's thread while the trainer's thread and a watchdog use MPI too);
-// destroying the last one finalizes it. Reductions are blocking MPI calls
-// on the thread that asks, so they progress while other threads compute.
+// destroying the last one finalizes it. A reduction is an MPI_Iallreduce
+// that the asking thread (the communication queue's) tests until it is done,
+// yielding the core between tests: messages progress while kernels compute,
+// and a rank with one core lends it to its compute thread while it waits
+// for the others (a blocking MPI_Allreduce would spin on it).
 //
 // The watchdog bounds every collective: one that has not completed after
 // the timeout asks every other rank, on a channel of its own, what it is

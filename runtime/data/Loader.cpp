@@ -132,6 +132,7 @@ void BatchLoader::makeBatch(int64_t b, Batch &out) const {
   int64_t end = first + global * (opts_.rank + 1) / opts_.ranks;
   out.globalSize = global;
   out.samples = end - begin;
+  out.offset = begin - first;
   if (begin == end) end = (begin = first) + 1; // a stand-in sample
   int64_t channels = lookup_.size() > 1 ? int64_t(lookup_.size()) : 1;
   int64_t channelNumel = sampleNumel_ / channels;

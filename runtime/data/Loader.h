@@ -31,6 +31,7 @@ struct Batch {
   int64_t size = 0;
   int64_t samples = 0;
   int64_t globalSize = 0;
+  int64_t offset = 0; // of this rank's first sample in the global batch
   std::vector<float> images;
   std::vector<int32_t> labels;
 };

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Compares the tensors of two safetensors checkpoints.
 
-usage: compare_checkpoints.py A B [--rtol X] [--prefix P] [--exact]
+usage: compare_checkpoints.py A B [--rtol X] [--atol Y] [--prefix P] [--exact]
 
-For each tensor of A (optionally only names starting with P), prints
-|A - B|_2 / |A|_2 and fails (exit 1) when it exceeds --rtol (default 1e-4),
-or, with --exact, when the bytes differ at all. Both files must hold the
+For each tensor of A (optionally only names starting with P), computes
+|A - B|_2 / max(|A|_2, Y) and fails (exit 1) when it exceeds --rtol (default
+1e-4; Y defaults to 0: a tensor whose gradient is rounding noise, such as the
+bias of a convolution followed by batch norm, needs a floor), or, with
+--exact, when the bytes differ at all. Both files must hold the
 same tensors. Uses the standard library only.
 """
 import array
@@ -41,7 +43,11 @@ def values(dtype, data):
 
 def main():
     args = sys.argv[1:]
-    rtol, prefix, exact = 1e-4, "", False
+    rtol, atol, prefix, exact = 1e-4, 0.0, "", False
+    if "--atol" in args:
+        i = args.index("--atol")
+        atol = float(args[i + 1])
+        del args[i:i + 2]
     if "--rtol" in args:
         i = args.index("--rtol")
         rtol = float(args[i + 1])
@@ -77,10 +83,11 @@ def main():
             continue
         norm = math.sqrt(sum(x * x for x in va))
         diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(va, vb)))
-        rel = diff / norm if norm > 0 else diff
+        scale = max(norm, atol)
+        rel = diff / scale if scale > 0 else diff
         worst = max(worst, rel)
         if rel > rtol:
-            bad.append("%s (%.3g)" % (name, rel))
+            bad.append("%s (%.3g: |diff| %.3g, |a| %.3g)" % (name, rel, diff, norm))
     if bad:
         more = " and %d more" % (len(bad) - 5) if len(bad) > 5 else ""
         print("differ:", ", ".join(bad[:5]) + more)
