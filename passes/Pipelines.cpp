@@ -25,6 +25,7 @@ std::string dataParallelPipeline(const DataParallelOptions &o) {
   if (o.ranks <= 1) return "";
   std::string bucket = "ranks=" + std::to_string(o.ranks);
   if (o.bucketBytes >= 0) bucket += " bytes=" + std::to_string(o.bucketBytes);
+  if (o.localBatch > 0) bucket += " batch=" + std::to_string(o.localBatch);
   if (!o.netPath.empty()) bucket += " net=" + o.netPath;
   if (!o.profilePath.empty()) bucket += " profile=" + o.profilePath;
   return std::string(o.syncBatchNorm ? "sync-batchnorm," : "") +

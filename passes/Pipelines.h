@@ -28,6 +28,7 @@ struct DataParallelOptions {
   std::string netPath;      // the network model (α, β); "": 100 Gb/s defaults
   std::string profilePath;  // measured op times; "": estimates
   bool syncBatchNorm = false; // batch norm over the global batch
+  int64_t localBatch = 0;     // samples a rank, for estimated op times (0: batch / ranks)
 };
 // The passes that average gradients over `ranks` ranks, in buckets that
 // overlap backward: "" for one rank.

@@ -60,6 +60,11 @@ private:
 
 Error Communicator::allreduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
                               const std::string &what, double factor) {
+  if (Error e = scaleData(data, count, dtype, factor)) return e;
+  return reduce(data, count, dtype, op, what);
+}
+
+Error Communicator::scaleData(void *data, size_t count, ir::DType dtype, double factor) {
   if (factor == 1.0)
     ; // nothing to scale
   else if (dtype == ir::DType::F32)
@@ -69,8 +74,23 @@ Error Communicator::allreduce(void *data, size_t count, ir::DType dtype, ReduceO
   else
     return Error::make("only floating-point data is scaled, got " +
                        std::string(ir::dtypeName(dtype)));
-  return reduce(data, count, dtype, op, what);
+  return Error::success();
 }
+
+Expected<uint64_t> Communicator::startAllreduce(void *data, size_t count, ir::DType dtype,
+                                               ReduceOp op, const std::string &what,
+                                               double factor) {
+  if (Error e = scaleData(data, count, dtype, factor)) return e;
+  return startReduce(data, count, dtype, op, what);
+}
+
+Expected<uint64_t> Communicator::startReduce(void *data, size_t count, ir::DType dtype,
+                                             ReduceOp op, const std::string &what) {
+  if (Error e = reduce(data, count, dtype, op, what)) return e;
+  return uint64_t(0);
+}
+
+Error Communicator::waitAllreduce(uint64_t) { return Error::success(); }
 
 Error sumOverRanks(Communicator &comm, std::vector<double> &values, const std::string &what) {
   if (comm.size() == 1 || values.empty()) return Error::success();

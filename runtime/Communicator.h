@@ -30,6 +30,16 @@ public:
   // first. `what` names the collective in timeouts.
   Error allreduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
                   const std::string &what = "allreduce", double scale = 1);
+  // Starts the same reduction and returns at once with a handle for
+  // waitAllreduce; the data must stay untouched until then. A communicator
+  // without non-blocking collectives reduces here (the default).
+  Expected<uint64_t> startAllreduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
+                                    const std::string &what, double scale = 1);
+  // Returns when the reduction of `handle` is done.
+  virtual Error waitAllreduce(uint64_t handle);
+  // Advances the reductions started and not yet waited for; the executor
+  // calls it between kernels.
+  virtual void progress() {}
   // Copies `bytes` at `data` on rank `root` to `data` on every rank.
   virtual Error broadcast(void *data, size_t bytes, int root, const std::string &what) = 0;
   // Gathers `bytes` from every rank into `out` (size() * bytes), by rank.
@@ -44,6 +54,11 @@ protected:
   // Reduces in place with Sum or Max.
   virtual Error reduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
                        const std::string &what) = 0;
+  // Multiplies floating-point data by `factor` (1: leaves it).
+  static Error scaleData(void *data, size_t count, ir::DType dtype, double factor);
+  // Starts reducing in place; by default reduces at once (handle 0).
+  virtual Expected<uint64_t> startReduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
+                                         const std::string &what);
 };
 
 // One rank alone: reductions leave the data as it is.

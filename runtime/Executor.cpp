@@ -152,6 +152,7 @@ Error Executor::run() {
       if (t) t->start = monotonicSeconds();
       Error e = k->run(*a, *ctx);
       if (t) t->end = monotonicSeconds();
+      if (ctx->comm) ctx->comm->progress(); // reductions in flight move on
       return e ? describe(*step, e) : e;
     });
     if (l.recordEvent) events[s] = q.record(); // a step of another queue waits for it

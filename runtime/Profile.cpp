@@ -83,7 +83,6 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
   bool backward = false;
   stepSeconds_.assign(n, 0);
   std::map<const ir::Value *, size_t> commOfToken;
-  int lastCompute = -1;
   for (size_t s = 0; s < n; ++s) {
     const PlanStep &step = plan.steps[s];
     if (step.op && step.op->def().collective) {
@@ -98,12 +97,9 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
         comms_.push_back(c);
       } else if (auto it = commOfToken.find(step.op->operand(0)); it != commOfToken.end()) {
         comms_[it->second].wait = static_cast<int>(s);
-        comms_[it->second].beforeWait = lastCompute;
-        lastCompute = static_cast<int>(s);
       }
       continue;
     }
-    if (step.kernel && step.kernel->queue() == QueueKind::Compute) lastCompute = static_cast<int>(s);
     if (!step.op) continue;
     backward = backward || step.op->name() == "fill";
     backward_[s] = backward;
@@ -163,11 +159,13 @@ void StepProfile::add(const std::vector<StepTime> &times) {
   if (times.size() != plan_.steps.size()) return;
   double t0 = times.empty() ? 0 : times.front().start;
   for (Comm &c : comms_) {
+    // In flight from its start to the end of its wait; the wait's own time
+    // is what the compute queue spent waiting for it.
     const StepTime &st = times[c.start];
     c.began += st.start - t0;
-    c.took += st.end - st.start;
-    if (c.wait >= 0 && c.beforeWait >= 0)
-      c.waited += std::max(0.0, times[c.wait].start - times[c.beforeWait].end);
+    const StepTime &end = c.wait >= 0 ? times[c.wait] : st;
+    c.took += end.end - st.start;
+    if (c.wait >= 0) c.waited += end.end - end.start;
   }
   for (size_t s = 0; s < times.size(); ++s) {
     double dt = times[s].end - times[s].start;
@@ -221,15 +219,14 @@ std::string StepProfile::table() const {
   for (const Comm &c : comms_) waited += c.waited;
   std::snprintf(line, sizeof line,
                 "communication: %zu reductions, the compute queue waited %.3f ms a step for "
-                "them\n  %-20s %12s %12s %10s %10s %9s\n",
+                "them\n  %-20s %12s %12s %14s %10s\n",
                 comms_.size(), 1e3 * waited / runs, "reduction", "bytes", "started ms",
-                "took ms", "waited ms", "GB/s");
+                "in flight ms", "waited ms");
   out += line;
   for (const Comm &c : comms_) {
-    std::snprintf(line, sizeof line, "  %-20s %12llu %12.3f %10.3f %10.3f %9.2f\n",
-                  c.name.c_str(), static_cast<unsigned long long>(c.bytes), 1e3 * c.began / runs,
-                  1e3 * c.took / runs, 1e3 * c.waited / runs,
-                  c.took > 0 ? c.bytes * runs / c.took / 1e9 : 0.0);
+    std::snprintf(line, sizeof line, "  %-20s %12llu %12.3f %14.3f %10.3f\n", c.name.c_str(),
+                  static_cast<unsigned long long>(c.bytes), 1e3 * c.began / runs,
+                  1e3 * c.took / runs, 1e3 * c.waited / runs);
     out += line;
   }
   return out;

@@ -23,8 +23,8 @@ public:
   const Plan &plan() const { return plan_; }
   // The table, one row per layer in forward order, then the loss, the
   // updates and the totals; then one row per reduction (bucket): when it
-  // started into the step, how long it took, and how long the compute
-  // queue waited for it.
+  // started into the step, how long it was in flight (to the end of its
+  // wait), and how long the compute queue waited for it at its wait.
   std::string table() const;
   // Mean seconds of each op step (with the conversions feeding it), in plan
   // order; collectives are left out.
@@ -42,7 +42,6 @@ private:
     std::string name;
     uint64_t bytes = 0;
     int start = -1, wait = -1;
-    int beforeWait = -1; // the compute step the wait follows
     double began = 0, took = 0, waited = 0; // summed seconds
   };
   const Plan &plan_;

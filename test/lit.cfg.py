@@ -24,6 +24,7 @@ lit_inputs_dir = os.path.join(config.test_source_root, "lit", "Inputs")
 # lit applies substitutions in order, so a name that is a prefix of another must come later.
 config.substitutions.append(("%dtnn_run", os.path.join(config.dtnn_tools_dir, "dtnn-run")))
 config.substitutions.append(("%dtnnc", os.path.join(config.dtnn_tools_dir, "dtnnc")))
+config.substitutions.append(("%dtnn_sim", os.path.join(config.dtnn_tools_dir, "dtnn-sim")))
 config.substitutions.append(
     ("%expect_exit", config.python_executable + " " + os.path.join(lit_inputs_dir, "expect_exit.py"))
 )

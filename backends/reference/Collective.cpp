@@ -1,17 +1,47 @@
-// Kernels of the collective ops (ir/ops/Collective.cpp). allreduce_start runs
-// on the communication queue and reduces its buffers through the run's
-// communicator, as one buffer when buffer assignment laid them out
-// contiguously; allreduce_wait runs on the compute queue and does nothing
-// itself: the executor makes it wait for its start's event, so kernels
-// scheduled between the two run while the reduction is in flight.
+// Kernels of the collective ops (ir/ops/Collective.cpp). allreduce_start
+// starts a non-blocking reduction of its buffers through the execution
+// context's communicator (one per run of buffers that buffer assignment laid
+// out back to back) and returns at once; allreduce_wait waits for it. The
+// kernels scheduled between the two run while the reduction is in flight:
+// the executor advances it between kernels, and the MPI communicator's own
+// thread every millisecond.
 #include "backends/reference/KernelTable.h"
 #include "runtime/Communicator.h"
+
+#include <map>
+#include <mutex>
 
 namespace dtnn::reference {
 
 namespace {
 
 using runtime::KernelRequest;
+
+// The reductions each allreduce_start op has in flight, for its wait. Runs
+// of one graph at several batch sizes share the op, one run at a time.
+class InFlight {
+public:
+  static InFlight &get() {
+    static InFlight table;
+    return table;
+  }
+  void put(const ir::Op *start, std::vector<uint64_t> handles) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    handles_[start] = std::move(handles);
+  }
+  std::vector<uint64_t> take(const ir::Op *start) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = handles_.find(start);
+    if (it == handles_.end()) return {};
+    std::vector<uint64_t> h = std::move(it->second);
+    handles_.erase(it);
+    return h;
+  }
+
+private:
+  std::mutex mutex_;
+  std::map<const ir::Op *, std::vector<uint64_t>> handles_;
+};
 
 class AllreduceStart : public runtime::Kernel {
 public:
@@ -24,12 +54,12 @@ public:
     what_ = "allreduce of " + (bucket >= 0 ? "bucket " + std::to_string(bucket) : std::string("a gradient")) +
             " (" + std::to_string(bytes) + " bytes)";
   }
-  runtime::QueueKind queue() const override { return runtime::QueueKind::Comm; }
   bool wantsContiguousOperands() const override { return true; }
   Error run(const KernelArgs &a, runtime::ExecContext &ctx) override {
     if (!ctx.comm) return Error::make("no communicator");
     // A mean weighs each rank by its share of the global batch.
     double scale = mean_ ? ctx.share() : 1.0;
+    std::vector<uint64_t> handles;
     size_t i = 0;
     while (i < a.in.size()) {
       // Runs of buffers that lie back to back with one element type go as one.
@@ -43,8 +73,11 @@ public:
         count += in_[i].bytes / elem;
         end += in_[i].bytes;
       }
-      if (Error e = ctx.comm->allreduce(start, count, t, runtime::ReduceOp::Sum, what_, scale)) return e;
+      auto h = ctx.comm->startAllreduce(start, count, t, runtime::ReduceOp::Sum, what_, scale);
+      if (!h) return h.takeError();
+      handles.push_back(*h);
     }
+    InFlight::get().put(a.op, std::move(handles));
     return Error::success();
   }
 
@@ -55,8 +88,19 @@ private:
 
 class AllreduceWait : public runtime::Kernel {
 public:
-  explicit AllreduceWait(const KernelRequest &r) : Kernel(r) { in_ = r.in; }
-  Error run(const KernelArgs &, runtime::ExecContext &) override { return Error::success(); }
+  explicit AllreduceWait(const KernelRequest &r)
+      : Kernel(r), start_(r.op.operand(0)->definingOp()) {
+    in_ = r.in;
+  }
+  Error run(const KernelArgs &, runtime::ExecContext &ctx) override {
+    Error first;
+    for (uint64_t h : InFlight::get().take(start_))
+      if (Error e = ctx.comm->waitAllreduce(h); e && !first) first = e;
+    return first;
+  }
+
+private:
+  const ir::Op *start_;
 };
 
 } // namespace

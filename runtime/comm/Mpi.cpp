@@ -7,6 +7,9 @@
 
 
 #include <climits>
+#include <map>
+#include <mutex>
+#include <vector>
 #include <cstdlib>
 #include <iostream>
 
@@ -95,30 +98,77 @@ public:
 protected:
   Error reduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
                const std::string &what) override {
+    auto h = startReduce(data, count, dtype, op, what);
+    if (!h) return h.takeError();
+    return waitAllreduce(*h);
+  }
+
+  // MPI_Iallreduce, in pieces of at most INT_MAX elements.
+  Expected<uint64_t> startReduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
+                                 const std::string &what) override {
     auto type = mpiType(dtype);
     if (!type) return type.takeError();
     MPI_Op mop = op == ReduceOp::Max ? MPI_MAX : MPI_SUM;
-    Watchdog::Scope scope(*world_->watchdog, what);
-    auto *p = static_cast<char *>(data);
+    Pending p;
+    p.what = what;
+    auto *bytes = static_cast<char *>(data);
     size_t elem = ir::dtypeSize(dtype);
     for (size_t done = 0; done < count;) {
       int n = static_cast<int>(std::min<size_t>(count - done, INT_MAX));
-      // Non-blocking, tested in a loop that yields the core between tests:
-      // a rank often has one core, which its compute thread needs while the
-      // other ranks catch up (a blocking MPI_Allreduce spins on it).
       MPI_Request req;
-      if (int rc = MPI_Iallreduce(MPI_IN_PLACE, p + done * elem, n, *type, mop, comm_, &req);
+      if (int rc = MPI_Iallreduce(MPI_IN_PLACE, bytes + done * elem, n, *type, mop, comm_, &req);
           rc != MPI_SUCCESS)
         return fail(what, rc);
+      p.requests.push_back(req);
+      done += static_cast<size_t>(n);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t id = nextId_++;
+    pending_[id] = std::move(p);
+    world_->watchdog->inFlight(+1);
+    return id;
+  }
+
+public:
+  // Tests until done, yielding the core between tests: a rank often has one
+  // core, which its other threads need while the other ranks catch up (a
+  // blocking MPI_Wait would spin on it). Only the wait counts against the
+  // timeout: the time between start and wait is the rank's own compute.
+  Error waitAllreduce(uint64_t id) override {
+    Pending p;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = pending_.find(id);
+      if (it == pending_.end()) return Error::success();
+      p = std::move(it->second);
+      pending_.erase(it);
+    }
+    Error result;
+    {
+      Watchdog::Scope scope(*world_->watchdog, p.what);
       for (int flag = 0;;) {
-        if (int rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE); rc != MPI_SUCCESS)
-          return fail(what, rc);
+        int rc = MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &flag,
+                             MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) {
+          result = fail(p.what, rc);
+          break;
+        }
         if (flag) break;
         sched_yield();
       }
-      done += static_cast<size_t>(n);
     }
-    return Error::success();
+    world_->watchdog->inFlight(-1);
+    return result;
+  }
+
+  // One test drives Open MPI's progress engine for every pending request.
+  void progress() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pending_.empty()) return;
+    Pending &p = pending_.begin()->second;
+    int flag = 0;
+    MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &flag,
+                MPI_STATUSES_IGNORE);
   }
 
 private:
@@ -126,8 +176,15 @@ private:
     return Error::make(what + " failed: " + mpiError(rc));
   }
 
+  struct Pending {
+    std::vector<MPI_Request> requests;
+    std::string what;
+  };
   std::shared_ptr<MpiWorld> world_;
   MPI_Comm comm_;
+  std::mutex mutex_;
+  std::map<uint64_t, Pending> pending_;
+  uint64_t nextId_ = 1;
 };
 
 } // namespace

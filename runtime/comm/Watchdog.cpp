@@ -3,6 +3,8 @@
 #include "runtime/Queue.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <sched.h>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -15,6 +17,7 @@ namespace {
 constexpr int kQuestionTag = 1, kAnswerTag = 2;
 constexpr int kAnswerBytes = 256;
 constexpr auto kTick = std::chrono::milliseconds(10);
+constexpr auto kBusyTick = std::chrono::milliseconds(1); // while reductions are in flight
 
 std::string seconds(double s) {
   char buf[32];
@@ -76,7 +79,12 @@ void Watchdog::serve() {
 
 void Watchdog::loop() {
   while (!stop_) {
-    std::this_thread::sleep_for(kTick);
+    if (started_ > 0) {
+      static const int mode = std::getenv("DTNN_PROGRESS_US") ? std::atoi(std::getenv("DTNN_PROGRESS_US")) : 1000;
+      if (mode == 0) sched_yield(); else std::this_thread::sleep_for(std::chrono::microseconds(mode));
+    } else {
+      std::this_thread::sleep_for(kTick);
+    }
     serve();
     double now = monotonicSeconds();
     InFlight late;

@@ -35,6 +35,12 @@ public:
     int id_;
   };
 
+  // Counts reductions started and not yet waited for: while there are any,
+  // the watchdog's thread ticks every millisecond, and each tick's MPI call
+  // advances their messages even while the compute thread is inside a
+  // kernel.
+  void inFlight(int delta) { started_ += delta; }
+
 private:
   struct InFlight {
     std::string what;
@@ -57,6 +63,7 @@ private:
   std::map<int, InFlight> inFlight_;
   int nextId_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<int> started_{0};
   MPI_Request question_ = MPI_REQUEST_NULL;
   int questionBuf_ = 0;
   std::thread thread_;
