@@ -176,6 +176,12 @@ Tensor Executor::output(size_t i) const {
   return t;
 }
 
+void Executor::copyOutput(size_t i, Tensor &into) const {
+  TensorView v = view(plan_.outputs[i], lastSlot_);
+  if (into.type() != v.type) into = Tensor(v.type);
+  s_.backends.primary().copyToHost(into.raw(), v.data, into.bytes());
+}
+
 double Executor::scalarOutput(size_t i) const {
   TensorView v = view(plan_.outputs[i], lastSlot_);
   assert(v.numel() == 1 && (v.type.dtype == ir::DType::F32 || v.type.dtype == ir::DType::F64));

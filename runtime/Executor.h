@@ -65,6 +65,8 @@ public:
 
   // Copies graph output i of the last run to the host.
   Tensor output(size_t i) const;
+  // The same into `into`, whose storage is reused when its type fits.
+  void copyOutput(size_t i, Tensor &into) const;
   // Reads a scalar f32 or f64 output as a double.
   double scalarOutput(size_t i) const;
 

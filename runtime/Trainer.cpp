@@ -1,5 +1,6 @@
 #include "runtime/Trainer.h"
 
+#include "runtime/DeterministicStep.h"
 #include "runtime/HostMemory.h"
 #include "runtime/ModuleRunner.h"
 #include "runtime/Profile.h"
@@ -102,6 +103,13 @@ private:
   // Runs the steps of the current epoch up to its end or the step limit.
   RunStatus trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals &train,
                        Timing &epochTiming);
+  // The same, one deterministic step at a time (--deterministic).
+  RunStatus deterministicSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals &train,
+                               Timing &epochTiming);
+  // Counts a step that ran on `b` with outputs `v` in `dt` seconds: progress,
+  // the loss check, totals, timing and the progress bar.
+  RunStatus countStep(const Batch &b, const std::vector<double> &v, double dt,
+                      int64_t stepsPerEpoch, Totals &train, Timing &epochTiming);
   // Evaluates and collects the epoch's figures; sets the monitored loss.
   Expected<EpochRecord> epochRecord(int64_t epoch, const Totals &train, const Timing &timing,
                                     double started, double &monitored);
@@ -149,6 +157,8 @@ private:
   Error broadcastParams();
   // Checks that every rank compiled the same program for the same data.
   Error compareFingerprints();
+  // Checks the micro-batches of a deterministic run and makes its stepper.
+  Error setUpDeterministic();
 
   const ir::Module &m_;
   const TrainSettings &s_;
@@ -159,6 +169,8 @@ private:
   ProgressBar bar_;
 
   const ir::Graph *fwd_ = nullptr, *train_ = nullptr, *eval_ = nullptr;
+  const ir::Graph *grads_ = nullptr, *update_ = nullptr; // split-train-step's
+  std::unique_ptr<DeterministicStep> det_;
   std::unique_ptr<ModuleRunner> runner_;
   std::unique_ptr<StepProfile> profile_; // of the train step at the full batch
   DataSplits data_;
@@ -181,6 +193,10 @@ Error Session::findGraphs() {
   for (const auto &g : m_.graphs()) {
     if (g->name().ends_with(".train"))
       train_ = g.get();
+    else if (g->name().ends_with(".grads"))
+      grads_ = g.get();
+    else if (g->name().ends_with(".update"))
+      update_ = g.get();
     else if (g->name().ends_with(".eval"))
       eval_ = g.get();
     else
@@ -348,6 +364,8 @@ LoaderOptions Session::loaderOptions(bool training) const {
       if (op->name() == "batchnorm_train") (op->attrs().getBool("sync") ? sync : local) = true;
     int64_t rest = static_cast<int64_t>(trainIdx_.size()) % s_.batch;
     lo.dropLast = (local && rest > 0 && rest / ranks() < 2) || (sync && rest == 1);
+    // A deterministic run takes whole batches only, the same for every rank count.
+    if (o_.deterministic) lo.dropLast = true;
   }
   return lo;
 }
@@ -405,6 +423,34 @@ Error Session::compareFingerprints() {
   return Error::success();
 }
 
+Error Session::setUpDeterministic() {
+  if (!grads_ || !update_)
+    return Error::make("a deterministic run needs the gradient and update steps of the "
+                       "split-train-step pass");
+  int64_t m = o_.microBatch;
+  if (m < 1 || s_.batch % m != 0)
+    return Error::make("--deterministic cuts each batch into micro-batches of " +
+                       std::to_string(m) + ", which does not divide the batch of " +
+                       std::to_string(s_.batch) + "; choose --micro-batch or --batch to fit");
+  if ((s_.batch / m) % ranks() != 0)
+    return Error::make("--deterministic: the " + std::to_string(s_.batch / m) +
+                       " micro-batches of " + std::to_string(m) + " in a batch of " +
+                       std::to_string(s_.batch) + " do not divide among " +
+                       std::to_string(ranks()) + " ranks; choose the rank count, --batch or "
+                       "--micro-batch so that they do");
+  if (static_cast<int64_t>(trainIdx_.size()) < s_.batch)
+    return Error::make("--deterministic takes whole batches, and the training set has fewer "
+                       "than " + std::to_string(s_.batch) + " samples");
+  // oneDNN gives the same bits only for the same shapes and thread count.
+  setThreadCount(1);
+  det_ = std::make_unique<DeterministicStep>(*runner_, *grads_, *update_, comm_, m);
+  if (!o_.evalOnly) {
+    auto exec = runner_->executor(*grads_, m);
+    if (!exec) return exec.takeError();
+  }
+  return Error::success();
+}
+
 Error Session::setUp() {
   if (Error e = findGraphs()) return e;
   auto sched = makeSchedule(s_.schedule, s_.lr, s_.epochs);
@@ -433,6 +479,7 @@ Error Session::setUp() {
   // This rank's part of the first global batch.
   int64_t global = std::min<int64_t>(s_.batch, static_cast<int64_t>(trainIdx_.size()));
   int64_t first = std::max<int64_t>(1, global * (rank() + 1) / ranks() - global * rank() / ranks());
+  if (o_.deterministic) return setUpDeterministic();
   if (!o_.evalOnly && global > 0) {
     auto exec = runner_->executor(*train_, first);
     if (!exec) return exec.takeError();
@@ -509,28 +556,52 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
     auto v = runStaged(*cur);
     if (!v) return fail(v.error().message());
     double dt = nowSeconds() - t0;
-    const Batch &b = cur->batch;
-    ++progress_.step;
-    ++progress_.stepInEpoch;
-    ++runSteps_;
-    double loss = (*v)[0];
-    if (!std::isfinite(loss))
-      return fail("the loss became " + std::string(std::isnan(loss) ? "nan" : "infinite") +
-                      " at epoch " + std::to_string(epoch + 1) + ", step " +
-                      std::to_string(progress_.stepInEpoch) + " (global step " +
-                      std::to_string(progress_.step) +
-                      "); stopping. A lower learning rate may help.",
-                  RunStatus::TrainingFailed);
-    train.add(*v, b.samples);
-    if (runSteps_ > 5) { // the first steps of a run are warm-up
-      runTiming_.add(dt, b.globalSize);
-      epochTiming.add(dt, b.globalSize);
-      if (profile_ && &cur->exec->plan() == &profile_->plan()) profile_->add(cur->exec->times());
-    }
-    bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
-                epochTiming.rate());
+    if (RunStatus st = countStep(cur->batch, *v, dt, stepsPerEpoch, train, epochTiming);
+        st != RunStatus::Ok)
+      return st;
+    if (profile_ && runSteps_ > 5 && &cur->exec->plan() == &profile_->plan())
+      profile_->add(cur->exec->times());
   }
   if (!next) return fail(next.error().message());
+  return RunStatus::Ok;
+}
+
+RunStatus Session::deterministicSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals &train,
+                                      Timing &epochTiming) {
+  Batch b;
+  while (!stepLimitReached() && loader.next(b)) {
+    lr_ = schedule_->lr(progress_.epoch, progress_.stepInEpoch, stepsPerEpoch);
+    double t0 = nowSeconds();
+    auto v = det_->run(b, static_cast<float>(lr_), progress_.step + 1);
+    if (!v) return fail(v.error().message());
+    if (RunStatus st = countStep(b, *v, nowSeconds() - t0, stepsPerEpoch, train, epochTiming);
+        st != RunStatus::Ok)
+      return st;
+  }
+  return RunStatus::Ok;
+}
+
+RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, double dt,
+                             int64_t stepsPerEpoch, Totals &train, Timing &epochTiming) {
+  int64_t epoch = progress_.epoch;
+  ++progress_.step;
+  ++progress_.stepInEpoch;
+  ++runSteps_;
+  double loss = v[0];
+  if (!std::isfinite(loss))
+    return fail("the loss became " + std::string(std::isnan(loss) ? "nan" : "infinite") +
+                    " at epoch " + std::to_string(epoch + 1) + ", step " +
+                    std::to_string(progress_.stepInEpoch) + " (global step " +
+                    std::to_string(progress_.step) +
+                    "); stopping. A lower learning rate may help.",
+                RunStatus::TrainingFailed);
+  train.add(v, b.samples);
+  if (runSteps_ > 5) { // the first steps of a run are warm-up
+    runTiming_.add(dt, b.globalSize);
+    epochTiming.add(dt, b.globalSize);
+  }
+  bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
+              epochTiming.rate());
   return RunStatus::Ok;
 }
 
@@ -588,7 +659,9 @@ RunStatus Session::run() {
   if (!valIdx_.empty())
     out_ << " (" << valIdx_.size() << " training images held out for validation)";
   int threads = threadCount();
-  out_ << "; batch " << s_.batch << (ranks() > 1 ? " in all" : "") << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
+  out_ << "; batch " << s_.batch << (ranks() > 1 ? " in all" : "");
+  if (det_) out_ << " (deterministic: micro-batches of " << o_.microBatch << ")";
+  out_ << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
        << backend_.name() << ", " << threads << (threads == 1 ? " thread" : " threads")
        << (ranks() > 1 ? " a rank" : "") << "\n";
 
@@ -602,8 +675,9 @@ RunStatus Session::run() {
     lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
     Totals train;
     Timing timing;
-    if (RunStatus st = trainSteps(loader, stepsPerEpoch, train, timing); st != RunStatus::Ok)
-      return st;
+    RunStatus st = det_ ? deterministicSteps(loader, stepsPerEpoch, train, timing)
+                        : trainSteps(loader, stepsPerEpoch, train, timing);
+    if (st != RunStatus::Ok) return st;
     if (Error e = train.reduce(comm_, train_->outputs().size())) return fail(e.message());
     stop = stepLimitReached();
     bool epochDone = !stop || progress_.stepInEpoch == stepsPerEpoch;

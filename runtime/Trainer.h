@@ -34,6 +34,11 @@ struct RunOptions {
   // writes metrics and checkpoints.
   Communicator *comm = nullptr;
   bool skipComm = false;      // skip the train step's reductions (to measure them)
+  // Bitwise the same whatever the rank and thread counts: gradient steps on
+  // micro-batches of `microBatch` with one thread a kernel, summed exactly
+  // (runtime/DeterministicStep.h). Needs the split-train-step pass.
+  bool deterministic = false;
+  int64_t microBatch = 8;
   // Called on rank 0 with the profile of the train step when the run ends
   // (needs `profile`).
   std::function<Error(const StepProfile &)> onProfile;

@@ -51,6 +51,9 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
     {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
     {"skip-comm", "", "under mpirun: skip the gradient reductions (to measure their cost)"},
+    {"deterministic", "", "bitwise the same checkpoints whatever the rank and thread counts "
+                          "(micro-batches, one thread a kernel, exact sums)"},
+    {"micro-batch", "M", "with --deterministic: samples a micro-batch (default 8)"},
     {"calibrate", "FILE", "under mpirun: measure allreduce latency and bandwidth, write FILE "
                           "(for --net), and stop"},
     {"I", "DIR", "also search DIR for imported files", true},
@@ -255,8 +258,13 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     return kInputError;
   }
   passes::PassManager pm({});
+  // A deterministic run reduces gradients itself, after a gradient step per
+  // micro-batch; others reduce them in the train step, as the passes place it.
   std::string pipeline = "train";
-  if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
+  if (args->has("deterministic"))
+    pipeline += ",split-train-step";
+  else if (std::string d = passes::dataParallelPipeline(dp); !d.empty())
+    pipeline += "," + d;
   if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
   if (Error e = pm.run(*module)) {
     std::cerr << "dtnn-run: error: " << e.message() << "\n";
@@ -278,6 +286,13 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   ro.profile = args->has("profile") || args->has("op-profile-out");
   ro.comm = comm.get();
   ro.skipComm = args->has("skip-comm");
+  ro.deterministic = args->has("deterministic");
+  if (args->has("micro-batch") &&
+      (!parseCount(args->get("micro-batch"), ro.microBatch) || ro.microBatch == 0))
+    return usageError("--micro-batch expects a positive integer, got '" +
+                      args->get("micro-batch") + "'");
+  if (args->has("micro-batch") && !ro.deterministic)
+    return usageError("--micro-batch needs --deterministic");
   if (args->has("op-profile-out")) {
     std::string path = args->get("op-profile-out");
     ro.onProfile = [path](const runtime::StepProfile &p) { return writeOpProfile(path, p); };

@@ -3,8 +3,6 @@
 #include "runtime/Queue.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <sched.h>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -79,12 +77,7 @@ void Watchdog::serve() {
 
 void Watchdog::loop() {
   while (!stop_) {
-    if (started_ > 0) {
-      static const int mode = std::getenv("DTNN_PROGRESS_US") ? std::atoi(std::getenv("DTNN_PROGRESS_US")) : 1000;
-      if (mode == 0) sched_yield(); else std::this_thread::sleep_for(std::chrono::microseconds(mode));
-    } else {
-      std::this_thread::sleep_for(kTick);
-    }
+    std::this_thread::sleep_for(started_ > 0 ? kBusyTick : kTick);
     serve();
     double now = monotonicSeconds();
     InFlight late;
