@@ -87,17 +87,22 @@ Expected<NetModel> fitNetModel(const std::vector<double> &bytes,
   if (ranks < 2) return Error::make("calibrating the network needs at least two ranks");
   size_t n = bytes.size();
   if (n < 2 || seconds.size() != n) return Error::make("calibration needs two or more sizes");
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  // Least squares on relative errors (weights 1/T²), so that the small sizes,
+  // which fix the latency, count as much as the large ones.
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (size_t i = 0; i < n; ++i) {
-    sx += bytes[i];
-    sy += seconds[i];
-    sxx += bytes[i] * bytes[i];
-    sxy += bytes[i] * seconds[i];
+    if (!(seconds[i] > 0)) return Error::make("calibration measured a time of zero");
+    double w = 1 / (seconds[i] * seconds[i]);
+    sw += w;
+    sx += w * bytes[i];
+    sy += w * seconds[i];
+    sxx += w * bytes[i] * bytes[i];
+    sxy += w * bytes[i] * seconds[i];
   }
-  double den = n * sxx - sx * sx;
+  double den = sw * sxx - sx * sx;
   if (den <= 0) return Error::make("calibration sizes must differ");
-  double b = (n * sxy - sx * sy) / den;
-  double a = (sy - b * sx) / n;
+  double b = (sw * sxy - sx * sy) / den;
+  double a = (sy - b * sx) / sw;
   double p = ranks;
   NetModel net;
   net.alpha = std::max(a, 0.0) / (2 * (p - 1));

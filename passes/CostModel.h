@@ -30,7 +30,8 @@ Expected<NetModel> readNetModel(const std::string &path);
 // The text of a network file.
 std::string formatNetModel(const NetModel &net, const std::string &comment);
 // Fits T(n) = a + b·n to allreduce times measured on `ranks` ranks (least
-// squares) and turns a and b into α and β of the ring formula.
+// squares on relative errors) and turns a and b into α and β of the ring
+// formula.
 Expected<NetModel> fitNetModel(const std::vector<double> &bytes,
                                const std::vector<double> &seconds, int ranks);
 

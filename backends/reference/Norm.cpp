@@ -13,23 +13,9 @@ namespace dtnn::reference {
 
 namespace {
 
-// The [N,C,S] view of a batchnorm input.
-struct Layout {
-  int64_t n, c, s;
-  explicit Layout(const TensorView &x) : n(x.dim(0)), c(x.dim(1)) {
-    s = n * c == 0 ? 0 : x.numel() / (n * c);
-  }
-  // The number of elements per channel.
-  int64_t count() const { return n * s; }
-  // Calls f(offset) for the start of each contiguous run of channel c.
-  template <typename F> void forChannel(int64_t ch, F &&f) const {
-    for (int64_t i = 0; i < n; ++i) f((i * c + ch) * s);
-  }
-};
-
 // Inference: y = (x - mean) * gamma / sqrt(var + eps) + beta.
 template <typename T> void batchNormKernel(const KernelArgs &a) {
-  Layout l(a.in[0]);
+  NormShape l(a.in[0]);
   const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
   const T *mean = a.in[3].as<T>(), *var = a.in[4].as<T>();
   T *y = a.out[0].as<T>();
@@ -54,7 +40,7 @@ template <typename T> void batchNormKernel(const KernelArgs &a) {
 // in place as PyTorch does: r = (1 - momentum) * r + momentum * stat, with
 // the unbiased variance for the running variance.
 template <typename T> void batchNormTrainKernel(const KernelArgs &a) {
-  Layout l(a.in[0]);
+  NormShape l(a.in[0]);
   const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
   T *runMean = a.in[3].as<T>(), *runVar = a.in[4].as<T>();
   T *y = a.out[0].as<T>(), *meanOut = a.out[1].as<T>(), *invstdOut = a.out[2].as<T>();
@@ -88,20 +74,14 @@ template <typename T> void batchNormTrainKernel(const KernelArgs &a) {
 // dbeta = sum(dy), dgamma = sum(dy * xhat),
 // dx = gamma * invstd * (dy - dbeta / M - xhat * dgamma / M), M = N*S.
 template <typename T> void batchNormBackwardKernel(const KernelArgs &a) {
-  Layout l(a.in[1]);
+  NormShape l(a.in[1]);
   const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>(), *gamma = a.in[2].as<T>();
   const T *mean = a.in[3].as<T>(), *invstd = a.in[4].as<T>();
   T *dx = a.out[0].as<T>(), *dgamma = a.out[1].as<T>(), *dbeta = a.out[2].as<T>();
   int64_t count = l.count();
   parallelFor(l.c, [&](int64_t ch) {
     T m = mean[ch], inv = invstd[ch];
-    double sdy = 0, sdyx = 0;
-    l.forChannel(ch, [&](int64_t o) {
-      for (int64_t k = 0; k < l.s; ++k) {
-        sdy += dy[o + k];
-        sdyx += dy[o + k] * ((x[o + k] - m) * inv);
-      }
-    });
+    auto [sdy, sdyx] = gradientSums(l, dy, x, m, inv, ch);
     dbeta[ch] = static_cast<T>(sdy);
     dgamma[ch] = static_cast<T>(sdyx);
     if (!count) return;
@@ -119,7 +99,7 @@ namespace {
 // Gradient of inference batchnorm, whose statistics are constants:
 // dx = dy * gamma * invstd, dgamma = sum(dy * xhat), dbeta = sum(dy).
 template <typename T> void batchNormBackwardFrozenKernel(const KernelArgs &a) {
-  Layout l(a.in[1]);
+  NormShape l(a.in[1]);
   const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>(), *gamma = a.in[2].as<T>();
   const T *mean = a.in[3].as<T>(), *var = a.in[4].as<T>();
   T *dx = a.out[0].as<T>(), *dgamma = a.out[1].as<T>(), *dbeta = a.out[2].as<T>();

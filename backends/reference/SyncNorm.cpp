@@ -26,17 +26,6 @@ namespace {
 
 using runtime::KernelRequest;
 
-// The [N,C,S] view of a batchnorm input.
-struct Shape3 {
-  int64_t n, c, s;
-  explicit Shape3(const TensorView &x) : n(x.dim(0)), c(x.dim(1)) {
-    s = n * c == 0 ? 0 : x.numel() / (n * c);
-  }
-  template <typename F> void forChannel(int64_t ch, F &&f) const {
-    for (int64_t i = 0; i < n; ++i) f((i * c + ch) * s);
-  }
-};
-
 Error sumOver(runtime::ExecContext &ctx, std::vector<double> &v, const std::string &what) {
   if (!ctx.comm) return Error::make("no communicator for a synchronized batch norm");
   return ctx.comm->allreduce(v.data(), v.size(), ir::DType::F64, runtime::ReduceOp::Sum, what);
@@ -44,7 +33,7 @@ Error sumOver(runtime::ExecContext &ctx, std::vector<double> &v, const std::stri
 
 template <typename T>
 Error syncTrain(const KernelArgs &a, runtime::ExecContext &ctx, const std::string &what) {
-  Shape3 l(a.in[0]);
+  NormShape l(a.in[0]);
   const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
   T *runMean = a.in[3].as<T>(), *runVar = a.in[4].as<T>();
   T *y = a.out[0].as<T>(), *meanOut = a.out[1].as<T>(), *invstdOut = a.out[2].as<T>();
@@ -93,21 +82,14 @@ Error syncTrain(const KernelArgs &a, runtime::ExecContext &ctx, const std::strin
 
 template <typename T>
 Error syncBackward(const KernelArgs &a, runtime::ExecContext &ctx, const std::string &what) {
-  Shape3 l(a.in[1]);
+  NormShape l(a.in[1]);
   const T *dy = a.in[0].as<T>(), *x = a.in[1].as<T>(), *gamma = a.in[2].as<T>();
   const T *mean = a.in[3].as<T>(), *invstd = a.in[4].as<T>();
   T *dx = a.out[0].as<T>(), *dgamma = a.out[1].as<T>(), *dbeta = a.out[2].as<T>();
   double w = ctx.share();
   std::vector<double> sums(2 * l.c + 1, 0.0);
   parallelFor(l.c, [&](int64_t ch) {
-    T m = mean[ch], inv = invstd[ch];
-    double sdy = 0, sdyx = 0;
-    l.forChannel(ch, [&](int64_t o) {
-      for (int64_t k = 0; k < l.s; ++k) {
-        sdy += dy[o + k];
-        sdyx += dy[o + k] * ((x[o + k] - m) * inv);
-      }
-    });
+    auto [sdy, sdyx] = gradientSums(l, dy, x, mean[ch], invstd[ch], ch);
     dbeta[ch] = static_cast<T>(sdy);
     dgamma[ch] = static_cast<T>(sdyx);
     sums[ch] = w * sdy;

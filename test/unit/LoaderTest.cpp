@@ -536,3 +536,56 @@ TEST(SourcesTest, FashionMnist) {
   EXPECT_EQ(splits->norm.mean, std::vector<float>{0.2860f});
   EXPECT_EQ(splits->norm.std, std::vector<float>{0.3530f});
 }
+
+namespace dtnn {
+namespace {
+
+// The labels of every batch of epoch 0, one vector per batch.
+std::vector<std::vector<int32_t>> batchesOf(BatchLoader &loader) {
+  std::vector<std::vector<int32_t>> out;
+  loader.startEpoch(0);
+  for (Batch b; loader.next(b);) out.push_back(b.labels);
+  return out;
+}
+
+} // namespace
+
+// In a run over P ranks each rank takes a contiguous part of every global
+// batch: the parts concatenate to the batch one rank sees, differ by at most
+// one sample, carry their offset and share, and a rank whose part is empty
+// gets the batch's first sample as a stand-in with samples = 0.
+TEST(LoaderTest, RanksSplitEveryGlobalBatch) {
+  Dataset data = indexedData(21); // batches of 8: 8, 8, 5
+  BatchLoader whole(data, {}, options(8, true, 7));
+  std::vector<std::vector<int32_t>> global = batchesOf(whole);
+  for (int ranks : {2, 3, 6}) {
+    std::vector<std::vector<int32_t>> joined(global.size());
+    for (int r = 0; r < ranks; ++r) {
+      LoaderOptions o = options(8, true, 7);
+      o.rank = r;
+      o.ranks = ranks;
+      BatchLoader part(data, {}, o);
+      part.startEpoch(0);
+      size_t k = 0;
+      for (Batch b; part.next(b); ++k) {
+        ASSERT_LT(k, global.size());
+        int64_t n = static_cast<int64_t>(global[k].size());
+        EXPECT_EQ(b.globalSize, n);
+        EXPECT_LE(b.samples, n / ranks + 1);
+        EXPECT_GE(b.samples, n / ranks);
+        EXPECT_EQ(b.offset, b.samples ? n * r / ranks : 0);
+        if (b.samples == 0) {
+          ASSERT_EQ(b.size, 1); // the stand-in
+          EXPECT_EQ(b.labels[0], global[k][0]);
+          continue;
+        }
+        EXPECT_EQ(b.size, b.samples);
+        joined[k].insert(joined[k].end(), b.labels.begin(), b.labels.end());
+      }
+      EXPECT_EQ(k, global.size()) << "every rank runs every step";
+    }
+    EXPECT_EQ(joined, global) << ranks << " ranks";
+  }
+}
+
+} // namespace dtnn
