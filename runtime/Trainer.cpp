@@ -54,6 +54,12 @@ struct Timing {
     samples += n;
   }
   double rate() const { return seconds > 0 ? samples / seconds : 0; }
+  // The job's time: the slowest rank's (ranks that never wait for each other,
+  // as with --skip-comm, may drift apart; the job ends with the last).
+  Error slowestOf(Communicator &comm) {
+    if (comm.size() == 1) return Error::success();
+    return comm.allreduce(&seconds, 1, ir::DType::F64, ReduceOp::Max, "reducing the timings");
+  }
 };
 
 // Sums of the step outputs (loss, metrics) weighted by batch size.
@@ -308,6 +314,7 @@ Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Da
   }
   if (!next) return next.takeError();
   if (Error e = t.reduce(comm_, eval_->outputs().size())) return e;
+  if (Error e = t.timing.slowestOf(comm_)) return e;
   return t;
 }
 
@@ -679,6 +686,7 @@ RunStatus Session::run() {
                         : trainSteps(loader, stepsPerEpoch, train, timing);
     if (st != RunStatus::Ok) return st;
     if (Error e = train.reduce(comm_, train_->outputs().size())) return fail(e.message());
+    if (Error e = timing.slowestOf(comm_)) return fail(e.message());
     stop = stepLimitReached();
     bool epochDone = !stop || progress_.stepInEpoch == stepsPerEpoch;
     if (epochDone) {
@@ -710,6 +718,7 @@ RunStatus Session::finish(double lastTestAcc) {
     if (!t) return fail(t.error().message());
     lastTestAcc = t->mean(1);
   }
+  if (Error e = runTiming_.slowestOf(comm_)) return fail(e.message());
   out_ << "test accuracy: " << std::fixed;
   out_.precision(2);
   out_ << 100 * lastTestAcc << "%";
