@@ -68,6 +68,15 @@ void ProgressBar::clear() {
   drawn_ = false;
 }
 
+std::string formatRate(double v) {
+  std::ostringstream os;
+  if (v >= 100)
+    os << std::fixed << std::setprecision(0) << v;
+  else
+    os << std::setprecision(3) << v;
+  return os.str();
+}
+
 std::string epochLine(const EpochRecord &r, int64_t epochs) {
   std::ostringstream os;
   os << "epoch " << r.epoch << "/" << epochs << ":";
@@ -78,9 +87,9 @@ std::string epochLine(const EpochRecord &r, int64_t epochs) {
       os << std::fixed << std::setprecision(2) << 100 * v << "%";
     else if (k == "seconds")
       os << std::fixed << std::setprecision(1) << v;
-    else if (k == "images_per_s" && v < 100) // three significant digits at least
-      os << std::defaultfloat << std::setprecision(3) << v;
-    else if (k == "images_per_s" || k == "peak_rss_bytes" || k == "steps")
+    else if (k == "images_per_s")
+      os << formatRate(v);
+    else if (k == "peak_rss_bytes" || k == "steps")
       os << std::fixed << std::setprecision(0) << v;
     else
       os << std::defaultfloat << std::setprecision(5) << v;

@@ -42,6 +42,10 @@ private:
   double lastDraw_ = -1;
 };
 
+// An images-per-second figure with at least three significant digits:
+// "30343", "532", "10.5".
+std::string formatRate(double imagesPerSecond);
+
 // The one-line summary of an epoch: "epoch 1/5: train_loss 0.5123 ...".
 std::string epochLine(const EpochRecord &r, int64_t epochs);
 

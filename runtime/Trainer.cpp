@@ -540,7 +540,7 @@ RunStatus Session::evalOnly() {
   for (size_t i = 0; i < s_.metrics.size(); ++i)
     out_ << " test_" << (s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]) << " "
          << 100 * t->mean(i + 1) << "%";
-  if (t->timing.samples) out_ << " (" << std::llround(t->timing.rate()) << " images/s)";
+  if (t->timing.samples) out_ << " (" << formatRate(t->timing.rate()) << " images/s)";
   out_ << "\n";
   if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.write(r)) return fail(e.message());
@@ -722,11 +722,9 @@ RunStatus Session::finish(double lastTestAcc) {
   out_ << "test accuracy: " << std::fixed;
   out_.precision(2);
   out_ << 100 * lastTestAcc << "%";
-  if (runTiming_.samples) {
-    out_.precision(0);
-    out_ << " (" << runTiming_.rate() << " images/s in training)";
-  }
-  out_ << std::defaultfloat << "\n";
+  out_ << std::defaultfloat;
+  if (runTiming_.samples) out_ << " (" << formatRate(runTiming_.rate()) << " images/s in training)";
+  out_ << "\n";
   if (profile_) {
     if (profile_->runs() == 0)
       out_ << "profile: no step ran after the first 5 (warm-up) at batch " << profile_->plan().batch << "\n";

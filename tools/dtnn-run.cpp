@@ -151,7 +151,7 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
   }
   if (comm.rank() != 0) return kOk;
   std::string comment = "measured by dtnn-run --calibrate on " + std::to_string(comm.size()) +
-                        " ranks (median of 10 allreduces per size):\n#" +
+                        " ranks (fastest of 10 allreduces per size):\n#" +
                         table.substr(0, table.size() - 1);
   for (size_t i = comment.find('\n'); i != std::string::npos; i = comment.find('\n', i + 1))
     if (i + 1 < comment.size() && comment[i + 1] != '#') comment.insert(i + 1, "#");
@@ -161,8 +161,12 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
     return kInputError;
   }
   std::cout << "allreduce on " << comm.size() << " ranks:\n" << table << "alpha " << net->alpha * 1e6
-            << " us, beta " << net->beta * 1e9 << " ns/byte (" << 1 / net->beta / 1e9
-            << " GB/s); written to " << path << "\n";
+            << " us, beta " << net->beta * 1e9 << " ns/byte (";
+  if (net->beta > 0)
+    std::cout << 1 / net->beta / 1e9 << " GB/s";
+  else
+    std::cout << "times did not grow with size: were the ranks busy?";
+  std::cout << "); written to " << path << "\n";
   return kOk;
 }
 

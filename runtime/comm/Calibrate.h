@@ -11,7 +11,7 @@ namespace dtnn::runtime {
 
 struct AllreduceTiming {
   double bytes = 0;
-  double seconds = 0; // the median of the repetitions
+  double seconds = 0; // the fastest of the repetitions
 };
 
 // Times f32 sum allreduces from 4 KiB to `maxBytes`, each size repeated
