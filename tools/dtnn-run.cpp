@@ -242,6 +242,12 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   passes::DataParallelOptions dp;
   dp.ranks = comm->size();
   if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty()) return usageError(msg);
+  // Read now, so that a bad file is reported on one rank as on many.
+  if (!dp.netPath.empty())
+    if (auto net = passes::readNetModel(dp.netPath); !net) {
+      std::cerr << "dtnn-run: error: " << net.error().message() << "\n";
+      return kInputError;
+    }
   // Every rank compiles; rank 0 alone reports.
   NullStream quiet;
   std::ostream &out = comm->rank() == 0 ? std::cout : quiet;
@@ -297,6 +303,11 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
                       args->get("micro-batch") + "'");
   if (args->has("micro-batch") && !ro.deterministic)
     return usageError("--micro-batch needs --deterministic");
+  // A deterministic run reduces gradients itself, and normalizes each micro-batch.
+  for (const char *flag : {"sync-bn", "skip-comm", "bucket-bytes", "net", "op-profile"})
+    if (ro.deterministic && args->has(flag))
+      return usageError(std::string("--") + flag + " does not apply with --deterministic, which "
+                        "sums gradients itself and normalizes each micro-batch on its own");
   if (args->has("op-profile-out")) {
     std::string path = args->get("op-profile-out");
     ro.onProfile = [path](const runtime::StepProfile &p) { return writeOpProfile(path, p); };
