@@ -43,7 +43,7 @@ struct Item {
   ir::DType dtype = ir::DType::F32;
   std::string op;
   bool mixed = false; // reduces several dtypes already: never merged
-  std::set<size_t> dependsOn; // items whose results it reads, transitively
+  std::set<const ir::Op *> dependsOn; // the waits whose results it reads, transitively
 };
 
 bool parseInt(const std::string &s, int64_t &out) {
@@ -127,7 +127,7 @@ public:
 private:
   std::vector<Item> collect(ir::Graph &g, const std::vector<double> &times) {
     std::vector<AllreducePair> pairs = allreducePairs(g);
-    std::map<const ir::Op *, size_t> waitItem;
+    std::set<const ir::Op *> waits;
     std::vector<Item> items;
     for (const AllreducePair &p : pairs) {
       if (!p.wait) continue;
@@ -144,33 +144,28 @@ private:
           it.lastDef = d;
         }
       }
-      waitItem[p.wait] = items.size();
+      waits.insert(p.wait);
       items.push_back(std::move(it));
     }
-    // Which items each op depends on, through operands, in graph order.
-    std::map<const ir::Op *, std::set<size_t>> reach;
+    // The waits each op depends on, through operands, in graph order.
+    std::map<const ir::Op *, std::set<const ir::Op *>> reach;
     std::vector<double> clock(g.ops().size());
     double t = 0;
     for (size_t i = 0; i < g.ops().size(); ++i) {
       const ir::Op *op = g.ops()[i].get();
       t += times[i];
       clock[i] = t;
-      std::set<size_t> &r = reach[op];
+      std::set<const ir::Op *> &r = reach[op];
       for (const ir::Value *v : op->operands())
         if (const ir::Op *d = v->definingOp()) {
           const auto &rd = reach[d];
           r.insert(rd.begin(), rd.end());
-          if (auto w = waitItem.find(d); w != waitItem.end()) r.insert(w->second);
+          if (waits.count(d)) r.insert(d);
         }
     }
     for (Item &it : items) {
       it.ready = clock[it.readyPos];
-      for (const ir::Value *v : it.pair.start->operands())
-        if (const ir::Op *d = v->definingOp()) {
-          const auto &rd = reach[d];
-          it.dependsOn.insert(rd.begin(), rd.end());
-          if (auto w = waitItem.find(d); w != waitItem.end()) it.dependsOn.insert(w->second);
-        }
+      it.dependsOn = reach[it.pair.start];
     }
     // In the order backward produces them.
     std::stable_sort(items.begin(), items.end(),
@@ -180,26 +175,21 @@ private:
 
   // Whether two items may share a bucket: one dtype, one reduction, neither
   // reading the other's result.
-  static bool compatible(const Item &a, const Item &b, const std::vector<const ir::Op *> &waits) {
-    if (a.mixed || b.mixed || a.dtype != b.dtype || a.op != b.op) return false;
-    for (size_t d : b.dependsOn)
-      if (waits[d] == a.pair.wait) return false;
-    for (size_t d : a.dependsOn)
-      if (waits[d] == b.pair.wait) return false;
-    return true;
+  static bool compatible(const Item &a, const Item &b) {
+    return !a.mixed && !b.mixed && a.dtype == b.dtype && a.op == b.op &&
+           !b.dependsOn.count(a.pair.wait) && !a.dependsOn.count(b.pair.wait);
   }
 
   // Whether items[j..i] may form one bucket, given that items[j+1..i] may.
-  static bool joins(const std::vector<Item> &items, size_t j, size_t i,
-                    const std::vector<const ir::Op *> &waits) {
+  static bool joins(const std::vector<Item> &items, size_t j, size_t i) {
     for (size_t k = j + 1; k <= i; ++k)
-      if (!compatible(items[j], items[k], waits)) return false;
+      if (!compatible(items[j], items[k])) return false;
     return true;
   }
 
   // Bucket boundaries: the first item of each bucket.
-  std::vector<size_t> boundaries(const std::vector<Item> &items, const NetModel &net, int ranks,
-                                 const std::vector<const ir::Op *> &waits) const {
+  std::vector<size_t> boundaries(const std::vector<Item> &items, const NetModel &net,
+                                 int ranks) const {
     size_t n = items.size();
     std::vector<size_t> starts;
     if (bytes_ >= 0) {
@@ -207,7 +197,7 @@ private:
       for (size_t i = 0; i < n; ++i) {
         bool fits = i > 0 && used + items[i].bytes <= static_cast<double>(bytes_);
         for (size_t k = fits ? starts.back() : i; k < i; ++k)
-          fits = fits && compatible(items[k], items[i], waits);
+          fits = fits && compatible(items[k], items[i]);
         if (fits) {
           used += items[i].bytes;
         } else {
@@ -225,7 +215,7 @@ private:
     for (size_t i = 1; i <= n; ++i) {
       double bytes = 0;
       for (size_t j = i; j-- > 0;) { // bucket items[j..i-1]
-        if (j + 1 < i && !joins(items, j, i - 1, waits)) break;
+        if (j + 1 < i && !joins(items, j, i - 1)) break;
         bytes += items[j].bytes;
         double done = std::max(items[i - 1].ready, f[j]) + net.allreduceSeconds(bytes, ranks);
         // Equal within a nanosecond counts as a tie.
@@ -244,8 +234,7 @@ private:
                             int ranks) {
     std::vector<Item> items = collect(g, times);
     if (items.empty()) return false;
-    // dependsOn holds the items' indices before sorting.
-    std::vector<size_t> starts = boundaries(items, net, ranks, waitsByOriginal(g));
+    std::vector<size_t> starts = boundaries(items, net, ranks);
     starts.push_back(items.size());
     std::set<const ir::Op *> erase;
     for (size_t b = 0; b + 1 < starts.size(); ++b) {
@@ -292,14 +281,6 @@ private:
     g.eraseOpsIf([&](const ir::Op &op) { return erase.count(&op) != 0; });
     scheduleByPriority(g, {});
     return true;
-  }
-
-  // The wait of each item in collect()'s numbering (before sorting).
-  static std::vector<const ir::Op *> waitsByOriginal(const ir::Graph &g) {
-    std::vector<const ir::Op *> waits;
-    for (const AllreducePair &p : allreducePairs(g))
-      if (p.wait) waits.push_back(p.wait);
-    return waits;
   }
 
   int64_t bytes_ = -1, ranks_ = 0, batch_ = 0;

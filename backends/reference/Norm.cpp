@@ -41,32 +41,11 @@ template <typename T> void batchNormKernel(const KernelArgs &a) {
 // the unbiased variance for the running variance.
 template <typename T> void batchNormTrainKernel(const KernelArgs &a) {
   NormShape l(a.in[0]);
-  const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
-  T *runMean = a.in[3].as<T>(), *runVar = a.in[4].as<T>();
-  T *y = a.out[0].as<T>(), *meanOut = a.out[1].as<T>(), *invstdOut = a.out[2].as<T>();
-  double eps = a.op->attrs().getFloat("eps");
-  double momentum = a.op->attrs().getFloat("momentum");
-  int64_t count = l.count();
+  const T *x = a.in[0].as<T>();
+  double count = static_cast<double>(l.count());
   parallelFor(l.c, [&](int64_t ch) {
-    double sum = 0, sq = 0;
-    l.forChannel(ch, [&](int64_t o) {
-      for (int64_t k = 0; k < l.s; ++k) sum += x[o + k];
-    });
-    double mean = count ? sum / count : 0;
-    l.forChannel(ch, [&](int64_t o) {
-      for (int64_t k = 0; k < l.s; ++k) sq += (x[o + k] - mean) * (x[o + k] - mean);
-    });
-    double var = count ? sq / count : 0;
-    double unbiased = count > 1 ? sq / (count - 1) : var;
-    T m = static_cast<T>(mean), inv = static_cast<T>(1 / std::sqrt(var + eps));
-    meanOut[ch] = m;
-    invstdOut[ch] = inv;
-    T scale = gamma[ch] * inv, b = beta[ch];
-    l.forChannel(ch, [&](int64_t o) {
-      for (int64_t k = 0; k < l.s; ++k) y[o + k] = (x[o + k] - m) * scale + b;
-    });
-    runMean[ch] = static_cast<T>((1 - momentum) * runMean[ch] + momentum * mean);
-    runVar[ch] = static_cast<T>((1 - momentum) * runVar[ch] + momentum * unbiased);
+    double mean = count ? channelSum(l, x, ch) / count : 0;
+    normalizeChannel<T>(l, a, ch, mean, squaredDeviations(l, x, mean, ch), count);
   });
 }
 

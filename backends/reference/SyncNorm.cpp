@@ -34,49 +34,20 @@ Error sumOver(runtime::ExecContext &ctx, std::vector<double> &v, const std::stri
 template <typename T>
 Error syncTrain(const KernelArgs &a, runtime::ExecContext &ctx, const std::string &what) {
   NormShape l(a.in[0]);
-  const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
-  T *runMean = a.in[3].as<T>(), *runVar = a.in[4].as<T>();
-  T *y = a.out[0].as<T>(), *meanOut = a.out[1].as<T>(), *invstdOut = a.out[2].as<T>();
-  double eps = a.op->attrs().getFloat("eps");
-  double momentum = a.op->attrs().getFloat("momentum");
+  const T *x = a.in[0].as<T>();
   bool real = ctx.share() > 0;
   std::vector<double> sums(l.c + 1, 0.0);
   if (real) {
-    parallelFor(l.c, [&](int64_t ch) {
-      double s = 0;
-      l.forChannel(ch, [&](int64_t o) {
-        for (int64_t k = 0; k < l.s; ++k) s += x[o + k];
-      });
-      sums[ch] = s;
-    });
-    sums[l.c] = static_cast<double>(l.n * l.s);
+    parallelFor(l.c, [&](int64_t ch) { sums[ch] = channelSum(l, x, ch); });
+    sums[l.c] = static_cast<double>(l.count());
   }
   if (Error e = sumOver(ctx, sums, what + ", mean")) return e;
   double count = sums[l.c];
+  auto meanOf = [&](int64_t ch) { return count ? sums[ch] / count : 0; };
   std::vector<double> sq(l.c, 0.0);
-  if (real)
-    parallelFor(l.c, [&](int64_t ch) {
-      double mean = count ? sums[ch] / count : 0, q = 0;
-      l.forChannel(ch, [&](int64_t o) {
-        for (int64_t k = 0; k < l.s; ++k) q += (x[o + k] - mean) * (x[o + k] - mean);
-      });
-      sq[ch] = q;
-    });
+  if (real) parallelFor(l.c, [&](int64_t ch) { sq[ch] = squaredDeviations(l, x, meanOf(ch), ch); });
   if (Error e = sumOver(ctx, sq, what + ", variance")) return e;
-  parallelFor(l.c, [&](int64_t ch) {
-    double mean = count ? sums[ch] / count : 0;
-    double var = count ? sq[ch] / count : 0;
-    double unbiased = count > 1 ? sq[ch] / (count - 1) : var;
-    T m = static_cast<T>(mean), inv = static_cast<T>(1 / std::sqrt(var + eps));
-    meanOut[ch] = m;
-    invstdOut[ch] = inv;
-    T scale = gamma[ch] * inv, b = beta[ch];
-    l.forChannel(ch, [&](int64_t o) {
-      for (int64_t k = 0; k < l.s; ++k) y[o + k] = (x[o + k] - m) * scale + b;
-    });
-    runMean[ch] = static_cast<T>((1 - momentum) * runMean[ch] + momentum * mean);
-    runVar[ch] = static_cast<T>((1 - momentum) * runVar[ch] + momentum * unbiased);
-  });
+  parallelFor(l.c, [&](int64_t ch) { normalizeChannel<T>(l, a, ch, meanOf(ch), sq[ch], count); });
   return Error::success();
 }
 
