@@ -4,11 +4,13 @@
 For LeNet (Fashion-MNIST), ResNet-20 and the VGG-style CIFAR net (synthetic data) it measures,
 in one run, interleaving the configurations so that drift hits all of them alike:
   - the global images/s of one rank with one thread and of two ranks with one thread each, and
-    their ratio (the done-when target is 1.8, 90% efficiency);
+    their ratio (the done-when target is 1.8, 90% efficiency), and the ratio with communication
+    skipped (no-comm), which bounds it from above;
   - the step time of two ranks with and without communication (--skip-comm): their difference is
     the communication a step exposes;
   - the time blocking allreduces of the same buckets take when measured alone
     (build/bin/allreduce_buckets), and the exposed time as a share of it (target: 20% or less).
+The ratio and the exposed time are medians of figures paired within each round.
 
 usage: python3 bench/scaling.py [--quick] [--repeats N] [--build DIR] [--models a,b]
 Run it on an otherwise idle machine; it prints the median of N runs (default 3) per figure.
@@ -86,8 +88,8 @@ def main():
     ap.add_argument("--models", default=",".join(m[0] for m in MODELS))
     args = ap.parse_args()
     wanted = args.models.split(",")
-    print("%-10s %9s %9s %6s %12s %12s %10s %10s %8s" % (
-        "model", "1 rank", "2 ranks", "ratio", "step 2r ms", "no-comm ms", "exposed ms",
+    print("%-10s %9s %9s %6s %8s %12s %12s %10s %10s %8s" % (
+        "model", "1 rank", "2 ranks", "ratio", "no-comm", "step 2r ms", "no-comm ms", "exposed ms",
         "alone ms", "exposed%"))
     for name, model, flags, steps, quick in MODELS:
         if name not in wanted:
@@ -101,11 +103,14 @@ def main():
             skip.append(train(args.build, model, flags, n, 2, ["--skip-comm"]))
         sizes = bucket_sizes(args.build, model, flags, n)
         alone = blocking(args.build, sizes)
+        # Medians of figures paired within a round, so that drift between rounds cancels.
         r1, r2, rs = (statistics.median(x) for x in (one, two, skip))
+        ratio = statistics.median(b / a for a, b in zip(one, two))
+        ceiling = statistics.median(c / a for a, c in zip(one, skip))
         step2, steps_ = batch / r2, batch / rs
-        exposed = max(0.0, step2 - steps_)
-        print("%-10s %9.1f %9.1f %6.2f %12.3f %12.3f %10.3f %10.3f %7.0f%%" % (
-            name, r1, r2, r2 / r1, 1e3 * step2, 1e3 * steps_, 1e3 * exposed, 1e3 * alone,
+        exposed = max(0.0, statistics.median(batch / b - batch / c for b, c in zip(two, skip)))
+        print("%-10s %9.1f %9.1f %6.2f %8.2f %12.3f %12.3f %10.3f %10.3f %7.0f%%" % (
+            name, r1, r2, ratio, ceiling, 1e3 * step2, 1e3 * steps_, 1e3 * exposed, 1e3 * alone,
             100 * exposed / alone if alone > 0 else 0))
         sys.stdout.flush()
 

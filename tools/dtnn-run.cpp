@@ -50,6 +50,8 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"profile", "", "time every op of the train step and print a table at the end"},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
     {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
+    {"comm-progress-ms", "MS", "under mpirun: while reductions are in flight, move their messages "
+                               "every MS ms during kernels too (default 1; 0: mostly between kernels)"},
     {"skip-comm", "", "under mpirun: skip the gradient reductions (to measure their cost)"},
     {"deterministic", "", "bitwise the same checkpoints whatever the rank and thread counts "
                           "(micro-batches, one thread a kernel, exact sums)"},
@@ -210,6 +212,14 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
       return usageError("--comm-timeout expects a positive number of seconds, got '" +
                         args->get("comm-timeout") + "'");
     mo.timeoutSeconds = t;
+  }
+  if (args->has("comm-progress-ms")) {
+    double ms = 0;
+    const std::string &v = args->get("comm-progress-ms");
+    if (v != "0" && !parsePositive(v, ms))
+      return usageError("--comm-progress-ms expects 0 or a positive number of milliseconds, got '" +
+                        v + "'");
+    mo.progressSeconds = ms / 1000;
   }
   if (runtime::launchedByMpi()) {
     auto c = runtime::makeMpiCommunicator(mo);

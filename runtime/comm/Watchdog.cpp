@@ -2,6 +2,7 @@
 
 #include "runtime/Queue.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,7 +16,10 @@ namespace {
 constexpr int kQuestionTag = 1, kAnswerTag = 2;
 constexpr int kAnswerBytes = 256;
 constexpr auto kTick = std::chrono::milliseconds(10);
-constexpr auto kBusyTick = std::chrono::milliseconds(1); // while reductions are in flight
+// While reductions are in flight and progress is left to the kernels'
+// boundaries: the watchdog still checks, less often (each check moves
+// messages too).
+constexpr auto kIdleBusyTick = std::chrono::milliseconds(100);
 
 std::string seconds(double s) {
   char buf[32];
@@ -25,8 +29,12 @@ std::string seconds(double s) {
 
 } // namespace
 
-Watchdog::Watchdog(MPI_Comm control, int rank, int size, double timeoutSeconds)
-    : control_(control), rank_(rank), size_(size), timeout_(timeoutSeconds) {
+Watchdog::Watchdog(MPI_Comm control, int rank, int size, double timeoutSeconds,
+                   double progressSeconds)
+    : control_(control), rank_(rank), size_(size), timeout_(timeoutSeconds),
+      busyTick_(progressSeconds > 0 ? std::chrono::microseconds(std::max<int64_t>(
+                                          1, static_cast<int64_t>(progressSeconds * 1e6)))
+                                    : std::chrono::microseconds(kIdleBusyTick)) {
   MPI_Irecv(&questionBuf_, 1, MPI_INT, MPI_ANY_SOURCE, kQuestionTag, control_, &question_);
   thread_ = std::thread([this] { loop(); });
 }
@@ -77,7 +85,7 @@ void Watchdog::serve() {
 
 void Watchdog::loop() {
   while (!stop_) {
-    std::this_thread::sleep_for(started_ > 0 ? kBusyTick : kTick);
+    std::this_thread::sleep_for(started_ > 0 ? busyTick_ : std::chrono::microseconds(kTick));
     serve();
     double now = monotonicSeconds();
     InFlight late;

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -19,7 +20,9 @@ namespace dtnn::runtime {
 
 class Watchdog {
 public:
-  Watchdog(MPI_Comm control, int rank, int size, double timeoutSeconds);
+  // progressSeconds: the tick while reductions are in flight (0: 100 ms;
+  // messages then move mostly between kernels).
+  Watchdog(MPI_Comm control, int rank, int size, double timeoutSeconds, double progressSeconds);
   ~Watchdog();
 
   // Registers a collective for as long as it lives.
@@ -36,8 +39,8 @@ public:
   };
 
   // Counts reductions started and not yet waited for: while there are any,
-  // the watchdog's thread ticks every millisecond, and each tick's MPI call
-  // advances their messages even while the compute thread is inside a
+  // the watchdog's thread ticks every progressSeconds, and each tick's MPI
+  // call advances their messages even while the compute thread is inside a
   // kernel.
   void inFlight(int delta) { started_ += delta; }
 
@@ -59,6 +62,7 @@ private:
   MPI_Comm control_;
   int rank_, size_;
   double timeout_;
+  std::chrono::microseconds busyTick_;
   std::mutex mutex_;
   std::map<int, InFlight> inFlight_;
   int nextId_ = 0;
