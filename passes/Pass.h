@@ -11,6 +11,8 @@
 
 namespace dtnn::passes {
 
+class FusionTarget;
+
 // A transformation or analysis over a module.
 class Pass {
 public:
@@ -26,6 +28,14 @@ public:
   virtual Error setOption(const std::string &key, const std::string &value);
   // The options set, as `key=value ...` in a fixed order ("" for none).
   virtual std::string optionsStr() const { return ""; }
+  // Whether the pass fuses ops (`--no-fuse` leaves such passes out).
+  virtual bool fuses() const { return false; }
+  // The backends the module will run on, which fusion passes consult; null:
+  // any op runs anywhere.
+  void setTarget(const FusionTarget *t) { target_ = t; }
+
+protected:
+  const FusionTarget *target_ = nullptr;
 };
 
 // A pass that transforms each graph of a module independently.

@@ -106,7 +106,8 @@ Error PassManager::parsePipeline(std::string_view commaList) {
       return unknownPass(name, true, "");
     }
   }
-  for (auto &p : parsed) passes_.push_back(std::move(p));
+  for (auto &p : parsed)
+    if (!(opts_.noFuse && p->fuses())) passes_.push_back(std::move(p));
   return Error::success();
 }
 
@@ -133,6 +134,7 @@ Error PassManager::run(ir::Module &m) {
   std::vector<double> ms;
   for (const auto &pass : passes_) {
     std::string name(pass->name());
+    pass->setTarget(opts_.target);
     auto start = std::chrono::steady_clock::now();
     Expected<bool> changed = pass->run(m);
     auto end = std::chrono::steady_clock::now();

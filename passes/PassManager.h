@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ir/Error.h"
+#include "passes/FusionTarget.h"
 #include "passes/Pass.h"
 
 #include <memory>
@@ -21,6 +22,8 @@ struct PassManagerOptions {
   bool timePasses = false;               // Print a timing table at the end.
   std::ostream *irOut = nullptr;         // Where IR dumps go; null means std::cout.
   std::ostream *timingOut = nullptr;     // Where the timing table goes; null means std::cerr.
+  bool noFuse = false;                   // Leave out the passes that fuse ops.
+  const FusionTarget *target = nullptr;  // What fusion passes ask; null: fuse freely.
 };
 
 // An ordered pipeline of passes.

@@ -45,18 +45,23 @@ Error BackendSet::checkName(const std::string &name) {
                      list + ")");
 }
 
-Expected<BackendSet> BackendSet::create(const std::string &name, const BackendOptions &opts) {
+Expected<std::vector<std::string>> BackendSet::order(const std::string &name) {
   if (Error e = checkName(name)) return e;
   const BackendRegistry &reg = BackendRegistry::get();
   std::vector<std::string> names = reg.names();
-  const BackendEntry *chosen = reg.find(name.empty() ? names.front() : name);
+  std::string chosen = name.empty() ? names.front() : name;
+  std::vector<std::string> out = {chosen};
+  for (const std::string &n : names)
+    if (n != chosen && reg.find(n)->fallback) out.push_back(n);
+  return out;
+}
+
+Expected<BackendSet> BackendSet::create(const std::string &name, const BackendOptions &opts) {
+  auto names = order(name);
+  if (!names) return names.takeError();
   setThreadCount(opts.threads > 0 ? opts.threads : defaultThreadCount());
   BackendSet set;
-  set.all_.push_back(chosen->create(opts));
-  for (const std::string &n : names) {
-    const BackendEntry *e = reg.find(n);
-    if (e != chosen && e->fallback) set.all_.push_back(e->create(opts));
-  }
+  for (const std::string &n : *names) set.all_.push_back(BackendRegistry::get().find(n)->create(opts));
   return set;
 }
 

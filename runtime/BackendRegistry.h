@@ -54,6 +54,8 @@ public:
   static Expected<BackendSet> create(const std::string &name, const BackendOptions &opts);
   // The error create() gives for a name no backend has, or success.
   static Error checkName(const std::string &name);
+  // The names of the backends create() would make, in kernel selection's order.
+  static Expected<std::vector<std::string>> order(const std::string &name);
 
   // The chosen backend: it holds the arena and the parameters.
   Backend &primary() const { return *all_.front(); }

@@ -4,6 +4,7 @@
 #include "frontend/Frontend.h"
 #include "passes/Optimizers.h"
 #include "passes/PassManager.h"
+#include "runtime/FusionTargets.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/Profile.h"
 #include "runtime/Trainer.h"
@@ -48,6 +49,7 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"steps", "N", "stop after N training steps in all, then evaluate"},
     {"no-progress", "", "print one line per epoch even on a terminal"},
     {"profile", "", "time every op of the train step and print a table at the end"},
+    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)"},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
     {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
     {"comm-progress-ms", "MS", "under mpirun: while reductions are in flight, move their messages "
@@ -277,7 +279,13 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     std::cerr << "dtnn-run: error: " << spec.error().message() << "\n";
     return kInputError;
   }
-  passes::PassManager pm({});
+  passes::PassManagerOptions po;
+  po.noFuse = args->has("no-fuse");
+  // Fusion passes ask the backends this run plans with.
+  auto target = runtime::makeFusionTarget(args->get("backend"));
+  if (!target) return usageError(target.error().message());
+  po.target = target->get();
+  passes::PassManager pm(po);
   // A deterministic run reduces gradients itself, after a gradient step per
   // micro-batch; others reduce them in the train step, as the passes place it.
   std::string pipeline = "train";

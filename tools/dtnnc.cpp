@@ -10,6 +10,7 @@
 #include "passes/PassManager.h"
 #include "passes/PassRegistry.h"
 #include "passes/Pipelines.h"
+#include "runtime/FusionTargets.h"
 #include "runtime/plan/Plan.h"
 #include "tools/CommandLine.h"
 #include "tools/DataParallel.h"
@@ -45,6 +46,7 @@ const std::vector<cli::OptionSpec> kPassOptions = {
     {"print-ir-after", "NAME", "print the IR after the named pass", true},
     {"verify-each", "", "verify the IR after every pass"},
     {"time-passes", "", "print the time each pass took (to stderr)"},
+    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)"},
 };
 
 const std::vector<cli::OptionSpec> kPlanOptions = {
@@ -120,6 +122,14 @@ bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, 
   o.timePasses = args.has("time-passes");
   o.irOut = &irOut;
   o.timingOut = &std::cerr;
+  o.noFuse = args.has("no-fuse");
+  // Fusion passes ask the backends the module would run on (--backend).
+  auto target = runtime::makeFusionTarget(args.get("backend"));
+  if (!target) {
+    error = target.error().message();
+    return false;
+  }
+  o.target = target->get();
   for (const std::string &name : o.printIrAfter)
     if (!passes::createPass(name)) {
       std::string hint = closestMatch(name, passes::passNames());

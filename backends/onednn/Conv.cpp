@@ -47,7 +47,7 @@ struct ConvGeometry {
   }
 };
 
-// y = conv2d(x, w) + bias.
+// y = act(conv2d(x, w) + bias), the activation as an eltwise post-op.
 class ConvForward : public PrimitiveKernel {
 public:
   explicit ConvForward(const KernelRequest &r) : PrimitiveKernel(r) {
@@ -57,7 +57,8 @@ public:
     auto pd = preferArriving<dnnl::convolution_forward::primitive_desc>(
         {{&r.in[0], g.x}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
           return dnnl::convolution_forward::primitive_desc(
-              g.forward(md[0], md[1], b, anyDesc(g.y)), userScratchpad(), engine());
+              g.forward(md[0], md[1], b, anyDesc(g.y)), withFusedActivation(userScratchpad(), r.op),
+              engine());
         });
     setDesc(pd);
     use(DNNL_ARG_SRC, 0, pd.src_desc());
@@ -116,7 +117,7 @@ public:
 } // namespace
 
 DTNN_REGISTER_KERNELS(onednnConvKernels) {
-  add(r, "conv2d", maker<ConvForward>());
+  add(r, "conv2d", maker<ConvForward>(), claimsFusedActivation);
   add(r, "conv2d_backward_data", maker<ConvBackwardData>());
   add(r, "conv2d_backward_weights", maker<ConvBackwardWeights>());
   add(r, "conv2d_backward_bias", maker<SumToChannels>());

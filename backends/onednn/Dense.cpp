@@ -22,7 +22,7 @@ struct DenseDims {
   }
 };
 
-// y = x w^T + bias.
+// y = act(x w^T + bias), the activation as an eltwise post-op.
 class DenseForward : public PrimitiveKernel {
 public:
   explicit DenseForward(const KernelRequest &r) : PrimitiveKernel(r) {
@@ -33,7 +33,8 @@ public:
         {{&r.in[0], g.x}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
           dnnl::inner_product_forward::desc d(prop_kind::forward_training, md[0], md[1], b,
                                               anyDesc(g.y));
-          return dnnl::inner_product_forward::primitive_desc(d, userScratchpad(), engine());
+          return dnnl::inner_product_forward::primitive_desc(
+              d, withFusedActivation(userScratchpad(), r.op), engine());
         });
     setDesc(pd);
     use(DNNL_ARG_SRC, 0, pd.src_desc());
@@ -85,7 +86,7 @@ public:
 } // namespace
 
 DTNN_REGISTER_KERNELS(onednnDenseKernels) {
-  add(r, "dense", maker<DenseForward>());
+  add(r, "dense", maker<DenseForward>(), claimsFusedActivation);
   add(r, "dense_backward_data", maker<DenseBackwardData>());
   add(r, "dense_backward_weights", maker<DenseBackwardWeights>());
   add(r, "dense_backward_bias", maker<SumToChannels>());

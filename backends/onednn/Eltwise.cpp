@@ -21,12 +21,9 @@ struct Eltwise {
   float alpha = 0, beta = 0;
 };
 
-// The eltwise algorithm of an activation at its attributes. The backward
+// The eltwise algorithm of activation `name` at attributes `a`. The backward
 // ops save x, except sigmoid's and tanh's, which save y (docs/ops.md).
-Eltwise eltwiseOf(const ir::Op &op) {
-  std::string name = op.name();
-  if (name.ends_with("_backward")) name.resize(name.size() - 9);
-  const ir::AttrMap &a = op.attrs();
+Eltwise eltwiseOf(const std::string &name, const ir::AttrMap &a) {
   if (name == "relu") return {algorithm::eltwise_relu, algorithm::eltwise_relu};
   if (name == "leaky_relu") {
     float alpha = static_cast<float>(a.getFloat("alpha"));
@@ -46,6 +43,13 @@ Eltwise eltwiseOf(const ir::Op &op) {
   // scale
   return {algorithm::eltwise_linear, algorithm::eltwise_linear,
           static_cast<float>(a.getFloat("factor"))};
+}
+
+// The same for an activation op or its backward op.
+Eltwise eltwiseOf(const ir::Op &op) {
+  std::string name = op.name();
+  if (name.ends_with("_backward")) name.resize(name.size() - 9);
+  return eltwiseOf(name, op.attrs());
 }
 
 // y = f(x), in x's layout.
@@ -124,6 +128,23 @@ public:
 };
 
 } // namespace
+
+dnnl::primitive_attr withFusedActivation(dnnl::primitive_attr attr, const ir::Op &op) {
+  const ir::AttrValue *act = op.attrs().find("act");
+  if (!act || op.attrs().getString("act") == "none") return attr;
+  Eltwise e = eltwiseOf(op.attrs().getString("act"), {});
+  dnnl::post_ops post;
+  post.append_eltwise(1.0f, e.forward, e.alpha, e.beta);
+  attr.set_post_ops(post);
+  return attr;
+}
+
+bool claimsFusedActivation(const ir::Op &op, const std::vector<ir::TensorType> &) {
+  const ir::AttrValue *act = op.attrs().find("act");
+  if (!act) return true;
+  const std::string &a = op.attrs().getString("act");
+  return a == "none" || a == "relu" || a == "relu6" || a == "sigmoid" || a == "tanh";
+}
 
 DTNN_REGISTER_KERNELS(onednnEltwiseKernels) {
   for (const char *op : {"relu", "leaky_relu", "relu6", "sigmoid", "tanh", "silu", "hard_swish",

@@ -1,6 +1,7 @@
 // Reference kernels of the ops declared in ir/ops/Activation.cpp. Backward
 // kernels follow PyTorch at the kinks: relu passes the gradient only for
 // x > 0, relu6 only for 0 < x < 6, hard_sigmoid only for -3 < x < 3.
+#include "backends/reference/FusedActivation.h"
 #include "backends/reference/KernelUtil.h"
 
 #include <algorithm>
@@ -37,18 +38,12 @@ template <typename T, typename F> void mapBackward(const KernelArgs &a, F f) {
   });
 }
 
-template <typename T> T sigmoidOf(T x) { return T(1) / (T(1) + std::exp(-x)); }
-
-template <typename T> void reluKernel(const KernelArgs &a) {
-  mapUnary<T>(a, [](T x) { return x > T(0) ? x : T(0); });
-}
+template <typename T> void reluKernel(const KernelArgs &a) { mapUnary<T>(a, reluOf<T>); }
 template <typename T> void reluBackwardKernel(const KernelArgs &a) {
   mapBackward<T>(a, [](T dy, T x) { return x > T(0) ? dy : T(0); });
 }
 
-template <typename T> void relu6Kernel(const KernelArgs &a) {
-  mapUnary<T>(a, [](T x) { return std::min(std::max(x, T(0)), T(6)); });
-}
+template <typename T> void relu6Kernel(const KernelArgs &a) { mapUnary<T>(a, relu6Of<T>); }
 template <typename T> void relu6BackwardKernel(const KernelArgs &a) {
   mapBackward<T>(a, [](T dy, T x) { return x > T(0) && x < T(6) ? dy : T(0); });
 }
@@ -67,9 +62,7 @@ template <typename T> void sigmoidBackwardKernel(const KernelArgs &a) {
   mapBackward<T>(a, [](T dy, T y) { return dy * y * (T(1) - y); });
 }
 
-template <typename T> void tanhKernel(const KernelArgs &a) {
-  mapUnary<T>(a, [](T x) { return std::tanh(x); });
-}
+template <typename T> void tanhKernel(const KernelArgs &a) { mapUnary<T>(a, tanhOf<T>); }
 template <typename T> void tanhBackwardKernel(const KernelArgs &a) {
   mapBackward<T>(a, [](T dy, T y) { return dy * (T(1) - y * y); });
 }

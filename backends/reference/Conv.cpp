@@ -14,6 +14,7 @@
 // compiler vectorizes it. Each parallel iteration writes its own outputs;
 // the weight gradient sums a fixed number of batch chunks in a fixed order,
 // so every result is the same for any thread count.
+#include "backends/reference/FusedActivation.h"
 #include "backends/reference/KernelUtil.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -117,8 +118,9 @@ template <typename T> T dot(const T *x, const T *y, int64_t n) {
   return s;
 }
 
-// y = conv2d(x, weight[, bias]), one image and group per iteration.
+// y = act(conv2d(x, weight[, bias])), one image and group per iteration.
 template <typename T> void conv2dKernel(const KernelArgs &a) {
+  FusedAct act = fusedActOf(*a.op);
   ConvGeom g = convGeom(a.op->attrs(), a.in[0], a.in[1], a.out[0]);
   const T *x = a.in[0].as<T>(), *w = a.in[1].as<T>();
   const T *bias = a.in.size() > 2 ? a.in[2].as<T>() : nullptr;
@@ -132,6 +134,7 @@ template <typename T> void conv2dKernel(const KernelArgs &a) {
       T *yp = y + (n * g.k + k) * p;
       std::fill(yp, yp + p, bias ? bias[k] : T(0));
       for (int64_t ri = 0; ri < r; ++ri) axpy(yp, col.data() + ri * p, w[k * r + ri], p);
+      applyFusedAct(act, yp, p);
     }
   });
 }

@@ -2,6 +2,7 @@
 // loop runs over contiguous memory so the compiler vectorizes it; the outer
 // loops run in parallel over independent output rows, so the results do not
 // depend on the thread count.
+#include "backends/reference/FusedActivation.h"
 #include "backends/reference/KernelUtil.h"
 
 #include <algorithm>
@@ -24,8 +25,9 @@ template <typename T> void axpy(T *y, T alpha, const T *x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
-// y [N,M] = x [N,K] * weight [M,K]^T (+ bias [M]), one row of y per iteration.
+// y [N,M] = act(x [N,K] * weight [M,K]^T (+ bias [M])), one row of y per iteration.
 template <typename T> void denseKernel(const KernelArgs &a) {
+  FusedAct act = fusedActOf(*a.op);
   const T *x = a.in[0].as<T>();
   const T *w = a.in[1].as<T>();
   const T *bias = a.in.size() > 2 ? a.in[2].as<T>() : nullptr;
@@ -35,6 +37,7 @@ template <typename T> void denseKernel(const KernelArgs &a) {
     const T *xi = x + i * k;
     T *yi = y + i * m;
     for (int64_t j = 0; j < m; ++j) yi[j] = dot(xi, w + j * k, k) + (bias ? bias[j] : T(0));
+    applyFusedAct(act, yi, m);
   });
 }
 

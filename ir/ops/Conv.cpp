@@ -2,6 +2,7 @@
 // when groups equals the input channels), and its backward ops.
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
+#include "ir/ops/FusedActivation.h"
 #include "ir/ops/ShapeUtil.h"
 
 namespace dtnn::ir {
@@ -62,6 +63,7 @@ bool inferConv2d(InferCtx &ctx) {
     return ctx.fail("conv2d kernel " + std::to_string(w.dims[2]) + "x" +
                         std::to_string(w.dims[3]) + " does not fit the padded input " + x.str(),
                     {0});
+  if (!checkFusedActivation(ctx, "conv2d")) return false;
   ctx.results = {TensorType(x.dtype, {x.dims[0], k, oh, ow})};
   return true;
 }
@@ -127,12 +129,14 @@ MacsFn conv2dGradientMacs(size_t wAt) {
 }
 
 // dx = conv2d_backward_data(dy, w, x), dw = conv2d_backward_weights(dy, x, w),
-// db = conv2d_backward_bias(dy); each only where the operand needs it.
+// db = conv2d_backward_bias(dy); each only where the operand needs it. With a
+// fused activation, dy is first taken back through it, from the result.
 bool gradConv2d(GradCtx &ctx) {
-  Value *dy = ctx.dy[0];
-  if (!dy) return true;
+  if (!ctx.dy[0]) return true;
+  Value *dy = preActivationGradient(ctx, ctx.dy[0]);
+  if (!dy) return false;
   Value *x = ctx.op.operand(0), *w = ctx.op.operand(1);
-  const AttrMap &a = ctx.op.attrs();
+  AttrMap a = withoutFusedActivation(ctx.op.attrs());
   if (ctx.needed[0] && !(ctx.dx[0] = ctx.b.create1("conv2d_backward_data", {dy, w, x}, a)))
     return false;
   if (ctx.needed[1] && !(ctx.dx[1] = ctx.b.create1("conv2d_backward_weights", {dy, x, w}, a)))
@@ -190,14 +194,20 @@ std::vector<AttrSpec> conv2dAttrs() {
           {"groups", AttrKind::Int, AttrValue(int64_t{1})}};
 }
 
+std::vector<AttrSpec> withFusedActivation(std::vector<AttrSpec> attrs) {
+  attrs.push_back(fusedActivationAttr());
+  return attrs;
+}
+
 } // namespace
 
 void registerConvOps(OpTable &t) {
   t.add({
       .name = "conv2d",
-      .summary = "2-d convolution over [N,C,H,W] with an [K,C/groups,KH,KW] weight.",
+      .summary = "2-d convolution over [N,C,H,W] with an [K,C/groups,KH,KW] weight, then "
+                 "optionally a fused activation (act).",
       .operands = {{"x"}, {"weight"}, {"bias", OperandSpec::Optional}},
-      .attrs = conv2dAttrs(),
+      .attrs = withFusedActivation(conv2dAttrs()),
       .fusion = FusionClass::Opaque,
       .inferShape = inferConv2d,
       .macs = conv2dMacs,

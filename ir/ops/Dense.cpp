@@ -2,6 +2,7 @@
 // and the three ops of its gradient.
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
+#include "ir/ops/FusedActivation.h"
 #include "ir/ops/ShapeUtil.h"
 
 namespace dtnn::ir {
@@ -33,6 +34,7 @@ bool inferDense(InferCtx &ctx) {
       return ctx.fail("dense bias must be " + TensorType(x.dtype, {m}).str() + ", got " + b.str(),
                       {2});
   }
+  if (!checkFusedActivation(ctx, "dense")) return false;
   ctx.results = {TensorType(x.dtype, {x.dims[0], m})};
   return true;
 }
@@ -97,10 +99,12 @@ int64_t denseBackwardWeightsMacs(const std::vector<TensorType> &,
   return results[0].staticElements();
 }
 
-// dx = dy * weight, dweight = dy^T * x, dbias = the sum of dy over the batch.
+// dx = dy * weight, dweight = dy^T * x, dbias = the sum of dy over the batch;
+// with a fused activation, dy is first taken back through it, from the result.
 bool gradDense(GradCtx &ctx) {
-  Value *dy = ctx.dy[0];
-  if (!dy) return true;
+  if (!ctx.dy[0]) return true;
+  Value *dy = preActivationGradient(ctx, ctx.dy[0]);
+  if (!dy) return false;
   const Op &op = ctx.op;
   if (ctx.needed[0] && !(ctx.dx[0] = ctx.b.create1("dense_backward_data", {dy, op.operand(1)})))
     return false;
@@ -132,9 +136,10 @@ bool buildDense(LayerCtx &ctx) {
 void registerDenseOps(OpTable &t) {
   t.add({
       .name = "dense",
-      .summary = "Fully connected layer mapping [N,K] to [N,M] with an [M,K] weight.",
+      .summary = "Fully connected layer mapping [N,K] to [N,M] with an [M,K] weight, then "
+                 "optionally a fused activation (act).",
       .operands = {{"x"}, {"weight"}, {"bias", OperandSpec::Optional}},
-      .attrs = {},
+      .attrs = {fusedActivationAttr()},
       .fusion = FusionClass::Opaque,
       .inferShape = inferDense,
       .macs = denseMacs,

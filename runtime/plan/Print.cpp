@@ -43,7 +43,11 @@ std::string Plan::str() const {
   for (const PlanStep &s : steps) {
     os << "  ";
     for (size_t i = 0; i < s.out.size(); ++i) os << (i ? ", " : "") << values[s.out[i]].name;
-    os << (s.out.empty() ? "" : " = ") << s.name() << "[" << s.backend << "]";
+    // A fused activation shows as `conv2d+relu`: one kernel runs both.
+    std::string fused;
+    if (s.op && s.op->attrs().find("act") && s.op->attrs().getString("act") != "none")
+      fused = "+" + s.op->attrs().getString("act");
+    os << (s.out.empty() ? "" : " = ") << s.name() << fused << "[" << s.backend << "]";
     for (size_t i = 0; i < s.in.size(); ++i) os << (i ? ", " : " ") << values[s.in[i]].name;
     for (size_t i = 0; i < s.out.size(); ++i) {
       const PlanValue &v = values[s.out[i]];

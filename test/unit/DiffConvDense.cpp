@@ -104,6 +104,13 @@ std::vector<Case> convCases() {
     fwd.magnitudeRun = true;
     fwd.tolerance = sumOfTerms(static_cast<double>(window + (g.bias ? 1 : 0)));
     cases.push_back(fwd);
+    // With a fused relu (1-Lipschitz, and the identity on the magnitude run's
+    // non-negative sums), the same bound holds.
+    Case fused = fwd;
+    fused.label += " act=relu";
+    fused.body = {"%0 = conv2d %x, @w" + std::string(g.bias ? ", @b " : " ") +
+                  a.substr(0, a.size() - 1) + ", act=\"relu\"} : " + typeText(g.y())};
+    cases.push_back(fused);
 
     Case bd =
         oneOp("conv2d_backward_data", l,
@@ -159,6 +166,11 @@ std::vector<Case> denseCases() {
     fwd.magnitudeRun = true;
     fwd.tolerance = sumOfTerms(static_cast<double>(s.k + (s.bias ? 1 : 0)));
     cases.push_back(fwd);
+    Case fused = fwd; // with a fused relu: the same bound, as for conv2d
+    fused.label += " act=relu";
+    fused.body = {std::string(s.bias ? "%0 = dense %x, @w, @b" : "%0 = dense %x, @w") +
+                  " {act=\"relu\"} : " + typeText({s.n, s.m})};
+    cases.push_back(fused);
 
     Case bd = oneOp("dense_backward_data", l,
                     {input("dy", {s.n, s.m}, dy, true), input("w", {s.m, s.k}, w, true)},

@@ -23,6 +23,16 @@ TEST(GradConv, Plain) {
   test::expectGradientsMatch(convModule("[2,3,5,5]", "[4,3,3,3]", 4, true, "", "[2,4,3,3]"));
 }
 
+// A fused activation (act): the gradient goes back through it from the result.
+TEST(GradConv, FusedActivations) {
+  for (const char *act : {"relu", "relu6", "sigmoid", "tanh"}) {
+    SCOPED_TRACE(act);
+    test::expectGradientsMatch(convModule("[2,3,5,5]", "[4,3,3,3]", 4, true,
+                                          std::string("{pad=[1,1,1,1], act=\"") + act + "\"}",
+                                          "[2,4,5,5]"));
+  }
+}
+
 TEST(GradConv, StrideTwoWithPadding) {
   test::expectGradientsMatch(
       convModule("[2,2,7,7]", "[3,2,3,3]", 3, true, "{stride=[2,2], pad=[1,1,1,1]}", "[2,3,4,4]"));

@@ -36,5 +36,18 @@ TEST(GradDense, StackedAndFanOut) {
                        "}\n");
 }
 
+// A fused activation (act, set by fuse-conv-bias-act): the gradient goes back
+// through it from the result, for each activation that fuses.
+TEST(GradDense, FusedActivations) {
+  for (const char *act : {"relu", "relu6", "sigmoid", "tanh"}) {
+    SCOPED_TRACE(act);
+    expectGradientsMatch(std::string("param @w : f64[4,3] init=he_uniform\n"
+                                     "param @b : f64[4] init=zeros\n"
+                                     "graph @f(%x: f64[5,3]) -> f64[5,4] {\n"
+                                     "  %0 = dense %x, @w, @b {act=\"") +
+                         act + "\"} : f64[5,4]\n  return %0\n}\n");
+  }
+}
+
 } // namespace
 } // namespace dtnn::test

@@ -1,0 +1,45 @@
+#include "ir/ops/FusedActivation.h"
+
+#include "ir/Builder.h"
+#include "ir/IR.h"
+
+#include <algorithm>
+
+namespace dtnn::ir {
+
+const std::vector<std::string> &fusableActivations() {
+  static const std::vector<std::string> acts = {"relu", "relu6", "sigmoid", "tanh"};
+  return acts;
+}
+
+bool isFusableActivation(const std::string &name) {
+  const auto &a = fusableActivations();
+  return std::find(a.begin(), a.end(), name) != a.end();
+}
+
+AttrSpec fusedActivationAttr() { return {"act", AttrKind::String, AttrValue(std::string("none"))}; }
+
+bool checkFusedActivation(InferCtx &ctx, const std::string &op) {
+  const AttrValue *v = ctx.attrs.find("act");
+  if (!v) return true;
+  const std::string &act = ctx.attrs.getString("act");
+  if (act == "none" || isFusableActivation(act)) return true;
+  std::string known;
+  for (const std::string &a : fusableActivations()) known += ", \"" + a + "\"";
+  return ctx.fail(op + " act must be \"none\"" + known + "; got \"" + act + "\"");
+}
+
+AttrMap withoutFusedActivation(AttrMap attrs) {
+  attrs.erase("act");
+  return attrs;
+}
+
+Value *preActivationGradient(GradCtx &ctx, Value *dy) {
+  const AttrValue *v = ctx.op.attrs().find("act");
+  if (!v || ctx.op.attrs().getString("act") == "none") return dy;
+  Value *d = ctx.b.create1(ctx.op.attrs().getString("act") + "_backward", {dy, ctx.op.result(0)});
+  if (!d) ctx.fail(ctx.b.error());
+  return d;
+}
+
+} // namespace dtnn::ir

@@ -1,0 +1,31 @@
+// What the backends of a run can execute, as fusion passes see it. A fused
+// op must run where its parts ran: fusing a convolution with its activation
+// is a gain only if the backend that ran the convolution runs the fused op
+// too, instead of leaving it to a slower fallback. The runtime implements
+// this from its kernel registry (runtime/FusionTargets.h); the passes ask it
+// and hard-code no backend.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <functional>
+#include <string>
+
+namespace dtnn::passes {
+
+class FusionTarget {
+public:
+  virtual ~FusionTarget();
+  // The name of the backend that would run `op`, with its attributes and
+  // operand types as they stand; "" when none would.
+  virtual std::string backendOf(const ir::Op &op) const = 0;
+};
+
+// Whether `op`, changed in place by `fuse`, still runs on the backend that
+// ran it before (always, without a target). When it does not, `undo`
+// restores it and the answer is false.
+bool fuseIfSameBackend(const FusionTarget *target, ir::Op &op,
+                       const std::function<void(ir::Op &)> &fuse,
+                       const std::function<void(ir::Op &)> &undo);
+
+} // namespace dtnn::passes
