@@ -1,6 +1,8 @@
 // The pass manager: pipeline parsing, running, and the hooks around each pass.
 #include "passes/PassManager.h"
 
+#include <map>
+
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/PassRegistry.h"
@@ -42,14 +44,14 @@ Error unknownPass(const std::string &name, bool withPipelines, const std::string
 
 PassManager::PassManager(PassManagerOptions o) : opts_(std::move(o)) {}
 
-// Splits a pipeline at the commas outside braces.
+// Splits a pipeline at the commas outside braces and parentheses.
 static std::vector<std::string> splitPipeline(std::string_view list) {
   std::vector<std::string> parts;
   std::string cur;
   int depth = 0;
   for (char c : list) {
-    if (c == '{') ++depth;
-    if (c == '}') --depth;
+    if (c == '{' || c == '(') ++depth;
+    if (c == '}' || c == ')') --depth;
     if (c == ',' && depth == 0) {
       parts.push_back(std::move(cur));
       cur.clear();
@@ -81,10 +83,35 @@ static Error applyOptions(Pass &p, std::string_view text) {
 }
 
 Error PassManager::parsePipeline(std::string_view commaList) {
-  std::vector<std::unique_ptr<Pass>> parsed;
+  std::vector<Entry> parsed;
+  if (Error e = parseItems(commaList, false, parsed)) return e;
+  for (Entry &e : parsed) {
+    if (opts_.noFuse)
+      std::erase_if(e.passes, [](const std::unique_ptr<Pass> &p) { return p->fuses(); });
+    if (!e.passes.empty()) entries_.push_back(std::move(e));
+  }
+  return Error::success();
+}
+
+Error PassManager::parseItems(std::string_view commaList, bool inGroup,
+                              std::vector<Entry> &out) {
   for (const std::string &part : splitPipeline(commaList)) {
     std::string item(trim(part));
     if (item.empty()) continue;
+    if (item.starts_with("repeat(")) {
+      if (item.back() != ')') return Error::make("a group must end with ')': '" + item + "'");
+      if (inGroup) return Error::make("groups do not nest: '" + item + "'");
+      std::vector<Entry> inner;
+      if (Error e = parseItems(std::string_view(item).substr(7, item.size() - 8), true, inner))
+        return e;
+      Entry group;
+      group.repeat = true;
+      for (Entry &e : inner)
+        for (auto &p : e.passes) group.passes.push_back(std::move(p));
+      if (group.passes.empty()) return Error::make("an empty group: '" + item + "'");
+      out.push_back(std::move(group));
+      continue;
+    }
     std::string name = item, options;
     if (size_t brace = item.find('{'); brace != std::string::npos) {
       if (item.back() != '}')
@@ -94,30 +121,37 @@ Error PassManager::parsePipeline(std::string_view commaList) {
     }
     if (std::unique_ptr<Pass> p = createPass(name)) {
       if (Error e = applyOptions(*p, options)) return e;
-      parsed.push_back(std::move(p));
+      Entry one;
+      one.passes.push_back(std::move(p));
+      out.push_back(std::move(one));
     } else if (const Pipeline *pl = findPipeline(name)) {
       if (!options.empty()) return Error::make("pipeline '" + name + "' takes no options");
-      for (const std::string &n : pl->passes) {
-        std::unique_ptr<Pass> q = createPass(n);
-        if (!q) return Error::make("pipeline '" + pl->name + "' names unknown pass '" + n + "'");
-        parsed.push_back(std::move(q));
-      }
+      std::string list;
+      for (const std::string &n : pl->passes) list += (list.empty() ? "" : ",") + n;
+      if (Error e = parseItems(list, inGroup, out))
+        return Error::make("pipeline '" + pl->name + "': " + e.message());
     } else {
       return unknownPass(name, true, "");
     }
   }
-  for (auto &p : parsed)
-    if (!(opts_.noFuse && p->fuses())) passes_.push_back(std::move(p));
   return Error::success();
 }
 
-void PassManager::add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
+void PassManager::add(std::unique_ptr<Pass> p) {
+  Entry one;
+  one.passes.push_back(std::move(p));
+  entries_.push_back(std::move(one));
+}
 
 std::string PassManager::pipelineStr() const {
   std::string s;
-  for (size_t i = 0; i < passes_.size(); ++i) {
-    s += (i ? "," : "") + std::string(passes_[i]->name());
-    if (std::string o = passes_[i]->optionsStr(); !o.empty()) s += "{" + o + "}";
+  for (const Entry &e : entries_) {
+    std::string inner;
+    for (const auto &p : e.passes) {
+      inner += (inner.empty() ? "" : ",") + std::string(p->name());
+      if (std::string o = p->optionsStr(); !o.empty()) inner += "{" + o + "}";
+    }
+    s += (s.empty() ? "" : ",") + (e.repeat ? "repeat(" + inner + ")" : inner);
   }
   return s;
 }
@@ -130,38 +164,62 @@ Error PassManager::checkPrintIrAfter() const {
 
 Error PassManager::run(ir::Module &m) {
   if (Error e = checkPrintIrAfter()) return e;
-  std::ostream &irOut = opts_.irOut ? *opts_.irOut : std::cout;
-  std::vector<double> ms;
-  for (const auto &pass : passes_) {
-    std::string name(pass->name());
-    pass->setTarget(opts_.target);
-    auto start = std::chrono::steady_clock::now();
-    Expected<bool> changed = pass->run(m);
-    auto end = std::chrono::steady_clock::now();
-    ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-    if (!changed) return Error::make("pass '" + name + "' failed: " + changed.error().message());
-
-    const auto &after = opts_.printIrAfter;
-    if (opts_.printIrAfterAll || std::find(after.begin(), after.end(), name) != after.end()) {
-      irOut << "// -----// IR Dump After " << name << " //----- //\n";
-      ir::printModule(m, irOut);
+  std::map<const Pass *, double> ms;
+  for (const Entry &e : entries_) {
+    // A group runs its passes in turn until a whole round changes nothing.
+    int rounds = e.repeat ? kMaxRounds : 1;
+    bool changed = true;
+    for (int round = 0; round < rounds && changed; ++round) {
+      changed = false;
+      for (const auto &pass : e.passes) {
+        Expected<bool> c = runOne(*pass, m, ms[pass.get()]);
+        if (!c) return c.takeError();
+        changed |= *c;
+      }
     }
-    if (opts_.verifyEach) {
-      std::vector<Diagnostic> diags = ir::verifyModule(m);
-      if (!diags.empty())
-        return Error::make("IR invalid after pass '" + name + "': " + diags.front().message);
-    }
+    if (e.repeat && changed)
+      return Error::make("a group of passes reached no fixed point in " +
+                         std::to_string(kMaxRounds) + " rounds: " + groupStr(e));
   }
   if (opts_.timePasses) printTiming(ms);
   return Error::success();
 }
 
-void PassManager::printTiming(const std::vector<double> &ms) const {
+std::string PassManager::groupStr(const Entry &e) {
+  std::string s;
+  for (const auto &p : e.passes) s += (s.empty() ? "" : ",") + std::string(p->name());
+  return "repeat(" + s + ")";
+}
+
+Expected<bool> PassManager::runOne(Pass &pass, ir::Module &m, double &ms) {
+  std::string name(pass.name());
+  pass.setTarget(opts_.target);
+  auto start = std::chrono::steady_clock::now();
+  Expected<bool> changed = pass.run(m);
+  auto end = std::chrono::steady_clock::now();
+  ms += std::chrono::duration<double, std::milli>(end - start).count();
+  if (!changed) return Error::make("pass '" + name + "' failed: " + changed.error().message());
+  const auto &after = opts_.printIrAfter;
+  if (opts_.printIrAfterAll || std::find(after.begin(), after.end(), name) != after.end()) {
+    std::ostream &irOut = opts_.irOut ? *opts_.irOut : std::cout;
+    irOut << "// -----// IR Dump After " << name << " //----- //\n";
+    ir::printModule(m, irOut);
+  }
+  if (opts_.verifyEach) {
+    std::vector<Diagnostic> diags = ir::verifyModule(m);
+    if (!diags.empty())
+      return Error::make("IR invalid after pass '" + name + "': " + diags.front().message);
+  }
+  return changed;
+}
+
+void PassManager::printTiming(const std::map<const Pass *, double> &ms) const {
   std::ostream &os = opts_.timingOut ? *opts_.timingOut : std::cerr;
   size_t width = 5; // "Total"
-  for (const auto &p : passes_) width = std::max(width, p->name().size());
+  for (const Entry &e : entries_)
+    for (const auto &p : e.passes) width = std::max(width, p->name().size());
   double total = 0;
-  for (double t : ms) total += t;
+  for (const auto &[p, t] : ms) total += t;
 
   auto row = [&](std::string_view name, double t, double pct) {
     char buf[64];
@@ -170,8 +228,11 @@ void PassManager::printTiming(const std::vector<double> &ms) const {
   };
   os << "===-- Pass execution timing report --===\n";
   os << "  Pass" << std::string(width - 4, ' ') << "   Wall (ms)  % total\n";
-  for (size_t i = 0; i < passes_.size(); ++i)
-    row(passes_[i]->name(), ms[i], total > 0 ? 100.0 * ms[i] / total : 0.0);
+  for (const Entry &e : entries_)
+    for (const auto &p : e.passes) {
+      double t = ms.count(p.get()) ? ms.at(p.get()) : 0.0;
+      row(p->name(), t, total > 0 ? 100.0 * t / total : 0.0);
+    }
   row("Total", total, 100.0);
 }
 

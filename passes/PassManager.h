@@ -6,6 +6,7 @@
 #include "passes/FusionTarget.h"
 #include "passes/Pass.h"
 
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -32,6 +33,9 @@ public:
   explicit PassManager(PassManagerOptions o);
 
   // Appends the passes of a comma-separated list of pass or pipeline names.
+  // `repeat(a,b,...)` is a group: its passes run in turn until a whole
+  // round changes nothing (each pass reports whether it changed the
+  // module), at most kMaxRounds rounds; groups do not nest.
   Error parsePipeline(std::string_view commaList);
   // Appends one pass.
   void add(std::unique_ptr<Pass> p);
@@ -40,14 +44,25 @@ public:
   // Runs every pass in order; stops at the first failure.
   Error run(ir::Module &m);
 
+  static constexpr int kMaxRounds = 10;
+
 private:
+  // One pass, or a group run to a fixed point.
+  struct Entry {
+    std::vector<std::unique_ptr<Pass>> passes;
+    bool repeat = false;
+  };
+  Error parseItems(std::string_view commaList, bool inGroup, std::vector<Entry> &out);
+  // Runs one pass with the hooks around it, adding its wall time to `ms`.
+  Expected<bool> runOne(Pass &pass, ir::Module &m, double &ms);
+  static std::string groupStr(const Entry &e);
   // Rejects --print-ir-after names that are not passes.
   Error checkPrintIrAfter() const;
-  // Writes the --time-passes table; `ms` holds each pass's wall time.
-  void printTiming(const std::vector<double> &ms) const;
+  // Writes the --time-passes table: each pass's wall time, over all its rounds.
+  void printTiming(const std::map<const Pass *, double> &ms) const;
 
   PassManagerOptions opts_;
-  std::vector<std::unique_ptr<Pass>> passes_; // The pipeline, in run order.
+  std::vector<Entry> entries_; // The pipeline, in run order.
 };
 
 } // namespace dtnn::passes

@@ -6,12 +6,12 @@ namespace dtnn::passes {
 const std::vector<Pipeline> &builtinPipelines() {
   static const std::vector<Pipeline> pipelines = {
       {"inference", "Cleans up a forward graph for inference and fuses its layers.",
-       {"shape-infer", "canonicalize", "cse", "dce", "fuse-conv-bias-act"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-conv-bias-act"}},
       {"default", "The pipeline `dtnnc compile` runs.",
-       {"shape-infer", "canonicalize", "cse", "dce", "fuse-conv-bias-act"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-conv-bias-act"}},
       {"train", "Builds the train and eval steps: `dtnnc compile --emit=train-ir`, dtnn-run.",
-       {"shape-infer", "canonicalize", "cse", "dce", "fuse-conv-bias-act", "autodiff", "cse",
-        "dce"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-conv-bias-act", "autodiff",
+        "repeat(cse,dce)"}},
   };
   return pipelines;
 }

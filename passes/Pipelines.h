@@ -8,7 +8,8 @@
 
 namespace dtnn::passes {
 
-// A named, ordered list of pass names.
+// A named, ordered list of pass names and groups (`repeat(a,b)`, run to a
+// fixed point).
 struct Pipeline {
   std::string name;
   std::string description;
