@@ -670,7 +670,11 @@ RunStatus Session::run() {
   if (det_) out_ << " (deterministic: micro-batches of " << o_.microBatch << ")";
   out_ << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
        << backend_.name() << ", " << threads << (threads == 1 ? " thread" : " threads")
-       << (ranks() > 1 ? " a rank" : "") << "\n";
+       << (ranks() > 1 ? " a rank" : "");
+  // The default avoided CPUs that other processes kept busy: say so.
+  if (const ThreadChoice *c = defaultThreadChoiceIfMade(); c && c->busy > 0 && c->threads == threads)
+    out_ << " (" << c->busy << " of " << c->cpus << " CPUs busy with other work; --threads to choose)";
+  out_ << "\n";
 
   double lastTestAcc = std::nan("");
   bool stop = false;

@@ -47,6 +47,10 @@ config.environment["PATH"] = os.pathsep.join(
 if os.path.exists(os.path.join(config.dtnn_tools_dir, "dtnn-run")):
     config.available_features.add("dtnn-run")
 
+# Tests that keep one CPU busy and let dtnn use the others.
+if len(os.sched_getaffinity(0)) >= 2:
+    config.available_features.add("two-cpus")
+
 # Multi-rank runs: Open MPI's launcher on this machine only, over shared memory (never the
 # network), as root if need be, and with more ranks than cores when a test asks for them.
 import shutil

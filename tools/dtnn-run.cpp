@@ -40,7 +40,7 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"seed", "S", "seed of initialization, shuffling and dropout"},
     {"backend", "NAME", "kernel backend (default: the first of 'dtnn-run --help')"},
     {"threads", "T", "threads of the one thread pool (default: OMP_NUM_THREADS, else the CPUs "
-                     "this process may use)"},
+                     "this process may use that other processes leave idle)"},
     {"metrics", "FILE", "write one JSON object per epoch to FILE"},
     {"save", "FILE", "write a checkpoint (safetensors) when training ends"},
     {"resume", "FILE", "start from a checkpoint"},
