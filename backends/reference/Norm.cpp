@@ -98,12 +98,31 @@ template <typename T> void batchNormBackwardFrozenKernel(const KernelArgs &a) {
   });
 }
 
+// weight' = weight * s along dim 0 and bias' = (bias - mean) * s + beta with
+// s = gamma / sqrt(var + eps): an inference batchnorm folded into the layer
+// before it. The scale is computed as batchnorm's kernel computes its
+// scale.
+template <typename T> void batchNormFoldKernel(const KernelArgs &a) {
+  const T *w = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
+  const T *mean = a.in[3].as<T>(), *var = a.in[4].as<T>();
+  const T *bias = a.in.size() > 5 ? a.in[5].as<T>() : nullptr;
+  T *wf = a.out[0].as<T>(), *bf = a.out[1].as<T>();
+  T eps = static_cast<T>(a.op->attrs().getFloat("eps"));
+  int64_t k = a.in[0].dim(0), per = a.in[0].numel() / std::max<int64_t>(1, k);
+  parallelFor(k, [&](int64_t ch) {
+    T s = gamma[ch] / std::sqrt(var[ch] + eps);
+    for (int64_t i = 0; i < per; ++i) wf[ch * per + i] = w[ch * per + i] * s;
+    bf[ch] = ((bias ? bias[ch] : T(0)) - mean[ch]) * s + beta[ch];
+  });
+}
+
 } // namespace
 
 void registerNormKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "batchnorm", batchNormKernel);
   // batchnorm_train and batchnorm_backward: SyncNorm.cpp.
   DTNN_REF_KERNEL(t, "batchnorm_backward_frozen", batchNormBackwardFrozenKernel);
+  DTNN_REF_KERNEL(t, "batchnorm_fold", batchNormFoldKernel);
 }
 
 template void batchNormTrainKernel<float>(const KernelArgs &);

@@ -68,6 +68,32 @@ bool inferBatchNorm(InferCtx &ctx) {
   return true;
 }
 
+// The names of batchnorm_fold's operands, by operand index.
+const char *const kFoldOperands[] = {"weight", "gamma", "beta", "mean", "var", "bias"};
+
+// Operands: the weight of a convolution or dense layer ([K,...], rank >= 2),
+// then gamma, beta, mean and var of the batch norm after it, and optionally
+// the layer's bias, each [K]; results: the folded weight (the weight's type)
+// and bias ([K]).
+bool inferBatchNormFold(InferCtx &ctx) {
+  const std::string op = "batchnorm_fold";
+  const TensorType &w = ctx.operands[0];
+  if (w.rank() < 2 || !isFloatType(w.dtype) || w.dims[0] == kDynamic)
+    return ctx.fail(op + " expects a floating-point weight [K,...] of rank 2 or more with a "
+                         "static K, got " + w.str(), {0});
+  int64_t k = w.dims[0];
+  for (size_t i = 1; i < ctx.operands.size(); ++i) {
+    const TensorType &p = ctx.operands[i];
+    if (p.rank() != 1 || p.dtype != w.dtype || p.dims[0] != k)
+      return ctx.fail(op + " " + kFoldOperands[i] + " must be " + TensorType(w.dtype, {k}).str() +
+                          " to match weight " + w.str() + ", got " + p.str(),
+                      {0, int(i)});
+  }
+  if (!(ctx.attrs.getFloat("eps") > 0)) return ctx.fail(op + " eps must be positive");
+  ctx.results = {w, TensorType(w.dtype, {k})};
+  return true;
+}
+
 // The names of batchnorm_train's operands, by operand index.
 const char *const kBatchNormTrainOperands[] = {"x", "gamma", "beta", "running_mean", "running_var"};
 
@@ -263,6 +289,22 @@ void registerNormOps(OpTable &t) {
       .numResults = 3,
       .fusion = FusionClass::Opaque,
       .inferShape = inferBatchNormBackwardFrozen,
+      .macs = nullptr,
+      .layer = std::nullopt,
+  });
+  // What fold-batchnorm puts before a convolution or dense layer whose
+  // result only an inference batchnorm reads: s = gamma / sqrt(var + eps),
+  // weight' = weight * s along dim 0, bias' = (bias - mean) * s + beta.
+  t.add({
+      .name = "batchnorm_fold",
+      .summary = "Folds an inference batchnorm into the weight and bias of the convolution or "
+                 "dense layer before it.",
+      .operands = {{"weight"}, {"gamma"}, {"beta"}, {"mean"}, {"var"},
+                   {"bias", OperandSpec::Optional}},
+      .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)}},
+      .numResults = 2,
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferBatchNormFold,
       .macs = nullptr,
       .layer = std::nullopt,
   });
