@@ -14,7 +14,6 @@
 // Training graphs hold batchnorm_train, which this pass leaves alone. Each P
 // takes one batchnorm, so one sweep reaches the fixed point.
 #include "ir/OpTable.h"
-#include "passes/FusionTarget.h"
 #include "passes/PassRegistry.h"
 
 #include <set>
