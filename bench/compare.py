@@ -42,6 +42,10 @@ shows medians over the repeats:
 
 Run it on an otherwise idle machine: a multi-threaded run, dtnn's or PyTorch's, slows down
 many times over when another process holds one of its cores.
+Each sample (a process of either side) also records the cores other processes kept busy while
+it ran (the machine's busy time in /proc/stat less the process's own CPU time, over its wall
+time); samples above --max-others (default 0.1 core) are left out of the medians, and the last
+line says how many were kept.
 
 Columns: images/s in training and in inference, dtnn/PyTorch ratios (above 1: dtnn is
 faster), and the peak resident memory (getrusage's ru_maxrss) of training: dtnn's training
@@ -57,6 +61,7 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -137,6 +142,9 @@ def parse_args():
     p.add_argument("--timeout", type=int, default=900, help="seconds allowed per process (default 900)")
     p.add_argument("--python", default=None, help="the Python that runs pytorch_twins.py (default: "
                    "this one if it has torch, else /usr/bin/python3)")
+    p.add_argument("--max-others", type=float, default=0.1,
+                   help="leave out samples during which other processes kept more than this many "
+                        "cores busy (default 0.1)")
     p.add_argument("--json", default=None, help="also write each run's record to this JSON-lines file")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
     a = p.parse_args()
@@ -253,7 +261,8 @@ def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend):
     metrics = os.path.join(tmp, f"{name}.train.{rep}.jsonl")
     synthetic_copy(os.path.join(REPO, cfg["file"]), model, shape, classes, batches * batch, batch, batch)
     cmd = [dtnn_run, model, "--steps", str(total), "--epochs", str(epochs), "--metrics", metrics] + common
-    rec["train_rc"], rec["train_wall_s"] = run_logged(cmd, os.path.join(tmp, f"{name}.train.{rep}.log"), a)
+    rec["train_rc"], rec["train_wall_s"], rec["train_others"] = run_logged(
+        cmd, os.path.join(tmp, f"{name}.train.{rep}.log"), a)
     recs = last_json(metrics) or []
     rec["train_images_per_s"] = train_rate(recs, batch)
     rec["train_last_images_per_s"] = recs[-1].get("images_per_s") if recs else None
@@ -268,14 +277,33 @@ def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend):
     if os.path.exists(emetrics):
         os.remove(emetrics)
     cmd = [dtnn_run, emodel, "--eval-only", "--metrics", emetrics] + common
-    rec["infer_rc"], rec["infer_wall_s"] = run_logged(cmd, os.path.join(tmp, f"{name}.eval.{rep}.log"), a)
+    rec["infer_rc"], rec["infer_wall_s"], rec["infer_others"] = run_logged(
+        cmd, os.path.join(tmp, f"{name}.eval.{rep}.log"), a)
     erecs = last_json(emetrics)
     rec["infer_images_per_s"] = erecs[-1].get("images_per_s") if erecs else None
     rec["peak_rss_infer_bytes"] = erecs[-1].get("peak_rss_bytes") if erecs else None
     return rec
 
 
+def busy_seconds():
+    """CPU seconds the whole machine has spent busy (not idle, not waiting), from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run_logged(cmd, logpath, a, env=None):
+    """Runs cmd; returns its exit status, its wall time and the cores other processes kept busy
+    meanwhile (the machine's busy time less the command's own CPU time, over the wall time)."""
+    busy0, own0 = busy_seconds(), children_cpu_seconds()
     t0 = time.perf_counter()
     with open(logpath, "w") as logf:
         try:
@@ -284,10 +312,14 @@ def run_logged(cmd, logpath, a, env=None):
         except subprocess.TimeoutExpired:
             rc = "timeout"
     wall = time.perf_counter() - t0
+    busy1, own1 = busy_seconds(), children_cpu_seconds()
+    others = None
+    if busy0 is not None and busy1 is not None and wall > 0:
+        others = max(0.0, (busy1 - busy0) - (own1 - own0)) / wall
     if rc != 0:
         tail = open(logpath).read().splitlines()[-5:]
         log(f"compare.py: {' '.join(cmd)} failed ({rc}):\n  " + "\n  ".join(tail))
-    return rc, wall
+    return rc, wall, others
 
 
 # --- PyTorch -------------------------------------------------------------------------------
@@ -315,7 +347,7 @@ def run_torch(a, name, cfg, tmp, rep, setting, params):
            "--expect-params", str(params), "--build-dir", a.build_dir]
     logpath = os.path.join(tmp, f"{name}.torch.{label}.{rep}.log")
     rec = {"side": "pytorch", "model": name, "repeat": rep, "setting": label}
-    rec["rc"], rec["wall_s"] = run_logged(cmd, logpath, a, env)
+    rec["rc"], rec["wall_s"], rec["others"] = run_logged(cmd, logpath, a, env)
     for line in open(logpath).read().splitlines():
         if line.startswith("{"):
             try:
@@ -342,9 +374,34 @@ def ratio(x, y):
     return f"{x / y:.2f}" if x is not None and y else "n/a"
 
 
+def quiet(a, r, load_key):
+    """Whether other processes left the machine alone during sample r (unknown counts as quiet)."""
+    others = r.get(load_key)
+    return others is None or others <= a.max_others
+
+
 def summarize(a, records):
     mib = 1 << 20
     rows = []
+    # Samples taken while other processes used the machine are left out (of copies: the
+    # caller's records keep every value).
+    records = [dict(r) for r in records]
+    kept = {"dtnn train": [0, 0], "dtnn infer": [0, 0], "PyTorch": [0, 0]}
+    for r in records:
+        for label, key in (("dtnn train", "train"), ("dtnn infer", "infer")):
+            if r["side"] == "dtnn":
+                kept[label][1] += 1
+                if quiet(a, r, key + "_others"):
+                    kept[label][0] += 1
+                else:
+                    r[key + "_images_per_s"] = None
+        if r["side"] == "pytorch":
+            kept["PyTorch"][1] += 1
+            if quiet(a, r, "others"):
+                kept["PyTorch"][0] += 1
+            else:
+                for k in ("train_images_per_s", "infer_images_per_s", "latency_ms_b1"):
+                    r[k] = None
     for name in a.models:
         cfg = MODELS[name]
         d = [r for r in records if r["side"] == "dtnn" and r["model"] == name]
@@ -378,6 +435,8 @@ def summarize(a, records):
     print(line(["-" * w for w in widths]))
     for r in rows:
         print(line(r))
+    print("samples kept (other processes below %.2f cores): " % a.max_others +
+          ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in kept.items()))
 
 
 def main():
