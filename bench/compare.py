@@ -67,7 +67,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+import time Then, for dtnn: achieved GFLOP/s in
+training (6 FLOPs per forward multiply-accumulate of `dtnnc summary`: 2 a multiply-accumulate,
+backward about twice forward) against the machine's peak measured in the same run
+(build/bin/fma_peak, bench/fma_peak.cpp, at --threads threads), and a train step's time over the
+sum of its kernels' times from --profile (the rest is the runtime's overhead).
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TWINS = os.path.join(REPO, "bench", "pytorch_twins.py")
@@ -183,12 +187,26 @@ def default_backend(dtnn_run):
     return m.group(1) if m else None
 
 
-def dtnn_params(dtnnc, path):
+def dtnn_summary(dtnnc, path):
+    """The model's parameter count and multiply-accumulates per sample (forward)."""
     out = subprocess.run([dtnnc, "summary", path], capture_output=True, text=True, check=True).stdout
     m = re.search(r"^Total params: (\d+)$", out, re.M)
-    if not m:
-        raise SystemExit(f"compare.py: no 'Total params' in `dtnnc summary {path}`")
-    return int(m.group(1))
+    macs = re.search(r"^MACs per sample: (\d+)$", out, re.M)
+    if not m or not macs:
+        raise SystemExit(f"compare.py: no 'Total params' or 'MACs per sample' in `dtnnc summary {path}`")
+    return int(m.group(1)), int(macs.group(1))
+
+
+def fma_peak(build_dir, threads):
+    """The machine's single-precision peak in GFLOP/s at `threads` threads (bench/fma_peak.cpp)."""
+    exe = os.path.join(build_dir, "bin", "fma_peak")
+    if not os.path.exists(exe):
+        return None
+    out = subprocess.run([exe, str(threads)], capture_output=True, text=True)
+    try:
+        return float(out.stdout.strip())
+    except ValueError:
+        return None
 
 
 def synthetic_copy(src, dst, shape, classes, train_size, test_size, batch):
@@ -260,9 +278,13 @@ def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend):
     model = os.path.join(tmp, f"{name}.train.dtnn")
     metrics = os.path.join(tmp, f"{name}.train.{rep}.jsonl")
     synthetic_copy(os.path.join(REPO, cfg["file"]), model, shape, classes, batches * batch, batch, batch)
-    cmd = [dtnn_run, model, "--steps", str(total), "--epochs", str(epochs), "--metrics", metrics] + common
-    rec["train_rc"], rec["train_wall_s"], rec["train_others"] = run_logged(
-        cmd, os.path.join(tmp, f"{name}.train.{rep}.log"), a)
+    cmd = [dtnn_run, model, "--steps", str(total), "--epochs", str(epochs), "--metrics", metrics,
+           "--profile"] + common
+    log_path = os.path.join(tmp, f"{name}.train.{rep}.log")
+    rec["train_rc"], rec["train_wall_s"], rec["train_others"] = run_logged(cmd, log_path, a)
+    # The profile's mean step time and the sum of its kernels' times.
+    prof = re.search(r"([0-9.]+) ms a step, ([0-9.]+) ms in kernels", open(log_path).read())
+    rec["step_ms"], rec["kernel_ms"] = (float(prof.group(1)), float(prof.group(2))) if prof else (None, None)
     recs = last_json(metrics) or []
     rec["train_images_per_s"] = train_rate(recs, batch)
     rec["train_last_images_per_s"] = recs[-1].get("images_per_s") if recs else None
@@ -422,12 +444,19 @@ def summarize(a, records):
         t_inf, t_inf_l = pick("infer_images_per_s", max)
         t_lat, t_lat_l = pick("latency_ms_b1", min)
         t_rss = best[t_train_l]["peak_rss_train_bytes"] if t_train_l in best else None
+        # Training FLOPs: 2 a multiply-accumulate, and backward about twice forward.
+        gflops = d_train * 6 * a.macs[name] / 1e9 if d_train else None
+        step_over_kernels = med(r["step_ms"] / r["kernel_ms"] for r in d
+                                if r.get("step_ms") and r.get("kernel_ms"))
         rows.append([name, str(cfg["batch"]), fmt(d_train), fmt(t_train), ratio(d_train, t_train),
                      fmt(d_inf), fmt(t_inf), ratio(d_inf, t_inf),
                      fmt(d_rss / mib if d_rss else None), fmt(t_rss / mib if t_rss else None),
-                     f"{t_train_l}/{t_inf_l}", fmt(t_lat, 1)])
+                     f"{t_train_l}/{t_inf_l}", fmt(t_lat, 1), fmt(gflops, 1),
+                     fmt(100 * gflops / a.peak if gflops and a.peak else None) + "%",
+                     fmt(step_over_kernels, 2)])
     head = ["model", "batch", "dtnn train", "torch train", "ratio", "dtnn infer", "torch infer",
-            "ratio", "dtnn RSS MiB", "torch RSS MiB", "torch setting", "torch b1 ms"]
+            "ratio", "dtnn RSS MiB", "torch RSS MiB", "torch setting", "torch b1 ms",
+            "dtnn GFLOP/s", "of peak", "step/kernels"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(cells, widths)))
@@ -435,6 +464,9 @@ def summarize(a, records):
     print(line(["-" * w for w in widths]))
     for r in rows:
         print(line(r))
+    print("peak: %s GFLOP/s (bench/fma_peak.cpp, %d threads); dtnn GFLOP/s counts 6 FLOPs per "
+          "forward multiply-accumulate in training; step/kernels: a train step's time over the sum "
+          "of its kernels' times (--profile)" % (fmt(a.peak, 1), a.threads))
     print("samples kept (other processes below %.2f cores): " % a.max_others +
           ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in kept.items()))
 
@@ -445,6 +477,8 @@ def main():
     dtnnc = wait_for(os.path.join(a.build_dir, "bin", "dtnnc"))
     backend = a.backend or default_backend(dtnn_run)
     cfgs, params = {}, {}
+    a.macs = {}
+    a.peak = fma_peak(a.build_dir, a.threads)
     for name in a.models:
         cfg = dict(MODELS[name])
         if a.batch:
@@ -453,7 +487,7 @@ def main():
         cfg["steps"] = a.steps.get(name, QUICK["steps"] if a.quick else cfg["steps"])
         cfg["infer"] = a.infer_batches.get(name, QUICK["infer"] if a.quick else cfg["infer"])
         cfgs[name] = cfg
-        params[name] = dtnn_params(dtnnc, os.path.join(REPO, cfg["file"]))
+        params[name], a.macs[name] = dtnn_summary(dtnnc, os.path.join(REPO, cfg["file"]))
     tmp = tempfile.mkdtemp(prefix="dtnn-compare-")
     jf = open(a.json, "w") if a.json else None
     log(f"compare.py: backend {backend or '(dtnn-run default)'}, {a.threads} threads, "
