@@ -54,6 +54,12 @@ include the data held in memory: dtnn's synthetic set (at most 8 MiB of bytes), 
 in PyTorch. Needs the built binaries and Debian's python3-torch, python3-torchvision and
 libopenblas0-pthread. This script itself needs only Python's standard library; it runs
 pytorch_twins.py with a Python that has torch (see --python).
+
+Then, for dtnn: achieved GFLOP/s in training (6 FLOPs per forward multiply-accumulate of
+`dtnnc summary`: 2 a multiply-accumulate, backward about twice forward) against the machine's
+peak measured in the same run (build/bin/fma_peak, bench/fma_peak.cpp, at --threads threads),
+and a train step's time over the sum of its kernels' times from --profile (the rest is the
+runtime's overhead).
 """
 import argparse
 import importlib.util
@@ -67,11 +73,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time Then, for dtnn: achieved GFLOP/s in
-training (6 FLOPs per forward multiply-accumulate of `dtnnc summary`: 2 a multiply-accumulate,
-backward about twice forward) against the machine's peak measured in the same run
-(build/bin/fma_peak, bench/fma_peak.cpp, at --threads threads), and a train step's time over the
-sum of its kernels' times from --profile (the rest is the runtime's overhead).
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TWINS = os.path.join(REPO, "bench", "pytorch_twins.py")
