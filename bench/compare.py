@@ -1,8 +1,9 @@
 """dtnn next to PyTorch: training and inference throughput and peak memory of five zoo models.
 
 Usage (from anywhere; paths are relative to the repository root):
-  /usr/bin/python3 bench/compare.py                   all five models, 3 repeats (about 20-25 min
-                                                       on two cores with the reference backend)
+  /usr/bin/python3 bench/compare.py                   all five models, 7 repeats (long: 3 repeats
+                                                       of the four small models took 9 min on two
+                                                       cores with the oneDNN backend)
   /usr/bin/python3 bench/compare.py --quick           smoke run: 2 timed steps, 2 inference
                                                        batches, 1 repeat (about 4 min)
   /usr/bin/python3 bench/compare.py --models resnet20,vgg_cifar --repeat 5 --backend reference
@@ -133,7 +134,7 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: all five)")
-    p.add_argument("--repeat", type=int, default=None, help="repeats (default 3; --quick 1)")
+    p.add_argument("--repeat", type=int, default=None, help="repeats (default 7; --quick 1)")
     p.add_argument("--steps", default=None, help="timed training steps: N, or NAME=N,...")
     p.add_argument("--infer-batches", default=None, help="timed inference batches: N, or NAME=N,...")
     p.add_argument("--batch", type=int, default=None, help="training batch of every model")
@@ -159,7 +160,7 @@ def parse_args():
         if m not in MODELS:
             p.error(f"unknown model '{m}'; choose from {', '.join(MODELS)}")
     if a.repeat is None:
-        a.repeat = QUICK["repeat"] if a.quick else 3
+        a.repeat = QUICK["repeat"] if a.quick else 7
     if a.repeat < 1 or a.threads < 1:
         p.error("--repeat and --threads must be positive")
     a.steps = per_model(a.steps, a.models, "--steps")
