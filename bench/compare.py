@@ -60,7 +60,8 @@ Then, for dtnn: achieved GFLOP/s in training (6 FLOPs per forward multiply-accum
 `dtnnc summary`: 2 a multiply-accumulate, backward about twice forward) against the machine's
 peak measured in the same run (build/bin/fma_peak, bench/fma_peak.cpp, at --threads threads),
 and a train step's time over the sum of its kernels' times from --profile (the rest is the
-runtime's overhead).
+runtime's overhead; the timed training run itself runs with --profile, which reads the clock
+twice a kernel).
 """
 import argparse
 import importlib.util

@@ -14,6 +14,7 @@
 // Training graphs hold batchnorm_train, which this pass leaves alone. Each P
 // takes one batchnorm, so one sweep reaches the fixed point.
 #include "ir/OpTable.h"
+#include "ir/ops/FusedActivation.h"
 #include "passes/PassRegistry.h"
 
 #include <set>
@@ -36,10 +37,7 @@ public:
     std::vector<ir::Op *> norms;
     for (const auto &op : g.ops()) {
       if (op->name() != "batchnorm") continue;
-      ir::Value *r = op->operand(0);
-      ir::Op *p = r->definingOp();
-      if (!p || (p->name() != "conv2d" && p->name() != "dense") || counts[r] != 1) continue;
-      if (p->attrs().getString("act") != "none") continue;
+      if (!ir::unfusedLayerOf(op->operand(0)) || counts[op->operand(0)] != 1) continue;
       norms.push_back(op.get());
     }
     std::set<const ir::Op *> erased;

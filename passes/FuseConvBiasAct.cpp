@@ -62,9 +62,8 @@ public:
     for (const auto &a : g.ops()) {
       if (std::find(acts_.begin(), acts_.end(), a->name()) == acts_.end()) continue;
       ir::Value *r = a->operand(0);
-      ir::Op *p = r->definingOp();
-      if (!p || (p->name() != "conv2d" && p->name() != "dense")) continue;
-      if (p->attrs().getString("act") != "none") continue;
+      ir::Op *p = ir::unfusedLayerOf(r);
+      if (!p) continue;
       // Every use of r: A itself, or A's backward op reading r as the saved x.
       std::vector<ir::Op *> backward;
       bool onlyA = true;

@@ -143,16 +143,18 @@ void PassManager::add(std::unique_ptr<Pass> p) {
   entries_.push_back(std::move(one));
 }
 
+std::string PassManager::entryStr(const Entry &e) {
+  std::string inner;
+  for (const auto &p : e.passes) {
+    inner += (inner.empty() ? "" : ",") + std::string(p->name());
+    if (std::string o = p->optionsStr(); !o.empty()) inner += "{" + o + "}";
+  }
+  return e.repeat ? "repeat(" + inner + ")" : inner;
+}
+
 std::string PassManager::pipelineStr() const {
   std::string s;
-  for (const Entry &e : entries_) {
-    std::string inner;
-    for (const auto &p : e.passes) {
-      inner += (inner.empty() ? "" : ",") + std::string(p->name());
-      if (std::string o = p->optionsStr(); !o.empty()) inner += "{" + o + "}";
-    }
-    s += (s.empty() ? "" : ",") + (e.repeat ? "repeat(" + inner + ")" : inner);
-  }
+  for (const Entry &e : entries_) s += (s.empty() ? "" : ",") + entryStr(e);
   return s;
 }
 
@@ -179,16 +181,10 @@ Error PassManager::run(ir::Module &m) {
     }
     if (e.repeat && changed)
       return Error::make("a group of passes reached no fixed point in " +
-                         std::to_string(kMaxRounds) + " rounds: " + groupStr(e));
+                         std::to_string(kMaxRounds) + " rounds: " + entryStr(e));
   }
   if (opts_.timePasses) printTiming(ms);
   return Error::success();
-}
-
-std::string PassManager::groupStr(const Entry &e) {
-  std::string s;
-  for (const auto &p : e.passes) s += (s.empty() ? "" : ",") + std::string(p->name());
-  return "repeat(" + s + ")";
 }
 
 Expected<bool> PassManager::runOne(Pass &pass, ir::Module &m, double &ms) {

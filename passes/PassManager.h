@@ -55,7 +55,8 @@ private:
   Error parseItems(std::string_view commaList, bool inGroup, std::vector<Entry> &out);
   // Runs one pass with the hooks around it, adding its wall time to `ms`.
   Expected<bool> runOne(Pass &pass, ir::Module &m, double &ms);
-  static std::string groupStr(const Entry &e);
+  // The entry as a pipeline writes it: `name{options}` or `repeat(...)`.
+  static std::string entryStr(const Entry &e);
   // Rejects --print-ir-after names that are not passes.
   Error checkPrintIrAfter() const;
   // Writes the --time-passes table: each pass's wall time, over all its rounds.

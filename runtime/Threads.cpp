@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace dtnn::runtime {
 
@@ -36,6 +37,22 @@ std::map<int, std::pair<long long, long long>> cpuTimes() {
     out[cpu] = {total - idle, total};
   }
   return out;
+}
+
+// The CPUs of `cpus` (indices) that were busy at least half of `seconds`.
+int busyCpus(const std::vector<int> &cpus, double seconds) {
+  auto before = cpuTimes();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  auto after = cpuTimes();
+  int busy = 0;
+  for (int cpu : cpus) {
+    auto b = before.find(cpu), a = after.find(cpu);
+    if (b == before.end() || a == after.end()) continue;
+    long long used = a->second.first - b->second.first;
+    long long total = a->second.second - b->second.second;
+    if (total > 0 && 2 * used >= total) ++busy;
+  }
+  return busy;
 }
 
 ThreadChoice choose() {
@@ -64,20 +81,6 @@ ThreadChoice choose() {
 
 } // namespace
 
-int busyCpus(const std::vector<int> &cpus, double seconds) {
-  auto before = cpuTimes();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  auto after = cpuTimes();
-  int busy = 0;
-  for (int cpu : cpus) {
-    auto b = before.find(cpu), a = after.find(cpu);
-    if (b == before.end() || a == after.end()) continue;
-    long long used = a->second.first - b->second.first;
-    long long total = a->second.second - b->second.second;
-    if (total > 0 && 2 * used >= total) ++busy;
-  }
-  return busy;
-}
 
 static std::optional<ThreadChoice> &cachedChoice() {
   static std::optional<ThreadChoice> c;

@@ -2,8 +2,6 @@
 // backend's kernels share.
 #pragma once
 
-#include <vector>
-
 namespace dtnn::runtime {
 
 // How the default thread count was chosen.
@@ -24,8 +22,6 @@ const ThreadChoice &defaultThreadChoice();
 // The choice, if something asked for the default already (null otherwise).
 const ThreadChoice *defaultThreadChoiceIfMade();
 int defaultThreadCount();
-// The CPUs of `cpus` (indices) that were busy at least half of `seconds`.
-int busyCpus(const std::vector<int> &cpus, double seconds);
 // Sets the pool's thread count.
 void setThreadCount(int threads);
 // The pool's thread count now.

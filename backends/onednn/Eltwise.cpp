@@ -6,6 +6,7 @@
 // gradient: at exactly x = -3 and x = 3 oneDNN's derivative takes the other
 // side's value than PyTorch's (and the reference backend's).
 #include "backends/onednn/Primitives.h"
+#include "ir/ops/FusedActivation.h"
 
 #include <map>
 
@@ -130,20 +131,19 @@ public:
 } // namespace
 
 dnnl::primitive_attr withFusedActivation(dnnl::primitive_attr attr, const ir::Op &op) {
-  const ir::AttrValue *act = op.attrs().find("act");
-  if (!act || op.attrs().getString("act") == "none") return attr;
-  Eltwise e = eltwiseOf(op.attrs().getString("act"), {});
+  std::string act = ir::fusedActivationOf(op);
+  if (act.empty()) return attr;
+  Eltwise e = eltwiseOf(act, {});
   dnnl::post_ops post;
   post.append_eltwise(1.0f, e.forward, e.alpha, e.beta);
   attr.set_post_ops(post);
   return attr;
 }
 
+// eltwiseOf maps every activation that fuses (ir/ops/FusedActivation.h).
 bool claimsFusedActivation(const ir::Op &op, const std::vector<ir::TensorType> &) {
-  const ir::AttrValue *act = op.attrs().find("act");
-  if (!act) return true;
-  const std::string &a = op.attrs().getString("act");
-  return a == "none" || a == "relu" || a == "relu6" || a == "sigmoid" || a == "tanh";
+  std::string act = ir::fusedActivationOf(op);
+  return act.empty() || ir::isFusableActivation(act);
 }
 
 DTNN_REGISTER_KERNELS(onednnEltwiseKernels) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/ops/FusedActivation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,8 +22,7 @@ template <typename T> T tanhOf(T x) { return std::tanh(x); }
 // The op's fused activation.
 enum class FusedAct { None, Relu, Relu6, Sigmoid, Tanh };
 inline FusedAct fusedActOf(const ir::Op &op) {
-  if (!op.attrs().find("act")) return FusedAct::None;
-  const std::string &a = op.attrs().getString("act");
+  std::string a = ir::fusedActivationOf(op);
   if (a == "relu") return FusedAct::Relu;
   if (a == "relu6") return FusedAct::Relu6;
   if (a == "sigmoid") return FusedAct::Sigmoid;

@@ -29,15 +29,27 @@ bool checkFusedActivation(InferCtx &ctx, const std::string &op) {
   return ctx.fail(op + " act must be \"none\"" + known + "; got \"" + act + "\"");
 }
 
+std::string fusedActivationOf(const Op &op) {
+  if (!op.attrs().find("act")) return "";
+  const std::string &act = op.attrs().getString("act");
+  return act == "none" ? "" : act;
+}
+
+Op *unfusedLayerOf(const Value *v) {
+  Op *p = v->definingOp();
+  if (!p || (p->name() != "conv2d" && p->name() != "dense")) return nullptr;
+  return fusedActivationOf(*p).empty() ? p : nullptr;
+}
+
 AttrMap withoutFusedActivation(AttrMap attrs) {
   attrs.erase("act");
   return attrs;
 }
 
 Value *preActivationGradient(GradCtx &ctx, Value *dy) {
-  const AttrValue *v = ctx.op.attrs().find("act");
-  if (!v || ctx.op.attrs().getString("act") == "none") return dy;
-  Value *d = ctx.b.create1(ctx.op.attrs().getString("act") + "_backward", {dy, ctx.op.result(0)});
+  std::string act = fusedActivationOf(ctx.op);
+  if (act.empty()) return dy;
+  Value *d = ctx.b.create1(act + "_backward", {dy, ctx.op.result(0)});
   if (!d) ctx.fail(ctx.b.error());
   return d;
 }

@@ -23,6 +23,13 @@ AttrSpec fusedActivationAttr();
 // The shape rules' check of `act`; false after ctx.fail.
 bool checkFusedActivation(InferCtx &ctx, const std::string &op);
 
+// The op's fused activation: "" when it has none (no `act`, or "none").
+std::string fusedActivationOf(const Op &op);
+
+// The conv2d or dense op without a fused activation that produced `v`, or
+// null: what fusion passes may fold the next op into.
+Op *unfusedLayerOf(const Value *v);
+
 // `attrs` without `act`, for the backward ops of a fused op.
 AttrMap withoutFusedActivation(AttrMap attrs);
 

@@ -14,6 +14,7 @@
 // storage it shares (in %N), each workspace its offset and size, and the
 // header the arena, live and parameter bytes. Before `buffers` the header
 // names the last stage done.
+#include "ir/ops/FusedActivation.h"
 #include "runtime/plan/Plan.h"
 
 #include <set>
@@ -44,9 +45,8 @@ std::string Plan::str() const {
     os << "  ";
     for (size_t i = 0; i < s.out.size(); ++i) os << (i ? ", " : "") << values[s.out[i]].name;
     // A fused activation shows as `conv2d+relu`: one kernel runs both.
-    std::string fused;
-    if (s.op && s.op->attrs().find("act") && s.op->attrs().getString("act") != "none")
-      fused = "+" + s.op->attrs().getString("act");
+    std::string fused = s.op ? ir::fusedActivationOf(*s.op) : "";
+    if (!fused.empty()) fused = "+" + fused;
     os << (s.out.empty() ? "" : " = ") << s.name() << fused << "[" << s.backend << "]";
     for (size_t i = 0; i < s.in.size(); ++i) os << (i ? ", " : " ") << values[s.in[i]].name;
     for (size_t i = 0; i < s.out.size(); ++i) {
