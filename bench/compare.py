@@ -33,7 +33,10 @@ shows medians over the repeats:
            Inference: dtnn-run COPY.dtnn --eval-only --metrics FILE2 on a copy with batch = the
            inference batch, train_size=1 and test_size = batch x inference batches; it reads
            images_per_s and peak_rss_bytes from FILE2's last JSON line (n/a when dtnn-run
-           writes none). --backend defaults to dtnn-run --help's default.
+           writes none). Batch-1 latency: the same with batch = 1 over a few hundred samples
+           (tens for the big models), 1000 / images_per_s in ms: the mean time of a single-sample
+           forward and its loss, leaving out the first. --backend defaults to dtnn-run --help's
+           default.
   PyTorch: bench/pytorch_twins.py (same architecture and parameter count, asserted; random data
            of the same shape held in memory; SGD lr 0.01 momentum 0.9; softmax cross entropy):
            5 untimed steps, then N timed; inference under torch.no_grad(). Each repeat runs
@@ -84,18 +87,19 @@ DATA_CAP = 8 << 20  # bytes of synthetic samples at most in dtnn's data sets
 
 # Defaults sized for the reference backend on two cores: one dtnn training run of a model
 # takes about 10-30 s (MobileNet-v2 longer: its 5 untimed steps alone take about 40 s).
-# steps: timed training steps; infer: timed inference batches.
+# steps: timed training steps; infer: timed inference batches; latency: dtnn's timed batch-1
+# forwards.
 MODELS = {
     "mlp": dict(file="examples/mlp.dtnn", shape=(1, 28, 28), classes=10, batch=64,
-                steps=2000, infer=160),
+                steps=2000, infer=160, latency=2000),
     "lenet": dict(file="examples/lenet.dtnn", shape=(1, 28, 28), classes=10, batch=64,
-                  steps=2000, infer=160),
+                  steps=2000, infer=160, latency=1000),
     "vgg_cifar": dict(file="examples/vgg_cifar.dtnn", shape=(3, 32, 32), classes=10, batch=64,
-                      steps=3, infer=8),
+                      steps=3, infer=8, latency=40),
     "resnet20": dict(file="examples/resnet20.dtnn", shape=(3, 32, 32), classes=10, batch=64,
-                     steps=12, infer=20),
+                     steps=12, infer=20, latency=60),
     "mobilenet_v2": dict(file="examples/mobilenet_v2.dtnn", shape=(3, 224, 224), classes=1000,
-                         batch=16, steps=2, infer=2),
+                         batch=16, steps=2, infer=2, latency=20),
 }
 QUICK = dict(steps=2, infer=2, repeat=1, torch_warmup=1, torch_infer_warmup=1, latency_reps=3)
 
@@ -294,21 +298,32 @@ def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend):
     rec["train_last_images_per_s"] = recs[-1].get("images_per_s") if recs else None
     rec["peak_rss_train_bytes"] = recs[-1].get("peak_rss_bytes") if recs else None
 
-    nb = cfg["infer"]
-    nb = max(1, min(nb, DATA_CAP // (ibatch * sample)))
+    nb = max(1, min(cfg["infer"], DATA_CAP // (ibatch * sample)))
     rec["infer_batches"] = nb
-    emodel = os.path.join(tmp, f"{name}.eval.dtnn")
-    emetrics = os.path.join(tmp, f"{name}.eval.{rep}.jsonl")
-    synthetic_copy(os.path.join(REPO, cfg["file"]), emodel, shape, classes, 1, nb * ibatch, ibatch)
-    if os.path.exists(emetrics):
-        os.remove(emetrics)
-    cmd = [dtnn_run, emodel, "--eval-only", "--metrics", emetrics] + common
-    rec["infer_rc"], rec["infer_wall_s"], rec["infer_others"] = run_logged(
-        cmd, os.path.join(tmp, f"{name}.eval.{rep}.log"), a)
-    erecs = last_json(emetrics)
-    rec["infer_images_per_s"] = erecs[-1].get("images_per_s") if erecs else None
-    rec["peak_rss_infer_bytes"] = erecs[-1].get("peak_rss_bytes") if erecs else None
+    (rec["infer_rc"], rec["infer_wall_s"], rec["infer_others"], rec["infer_images_per_s"],
+     rec["peak_rss_infer_bytes"]) = run_eval(a, name, cfg, tmp, rep, dtnn_run, common, ibatch, nb, "eval")
+    # Batch-1 latency: the mean time of a timed single-sample forward (loss included).
+    reps = QUICK["latency_reps"] if a.quick else cfg["latency"]
+    rc, _, rec["latency_others"], ips, _ = run_eval(a, name, cfg, tmp, rep, dtnn_run, common, 1,
+                                                    reps, "b1")
+    rec["latency_ms_b1"] = 1000 / ips if rc == 0 and ips else None
     return rec
+
+
+def run_eval(a, name, cfg, tmp, rep, dtnn_run, common, batch, batches, tag):
+    """dtnn-run --eval-only on `batches` synthetic batches of `batch`; returns its exit status,
+    wall time, others' load, images/s (dtnn-run times every batch but the first) and peak RSS."""
+    model = os.path.join(tmp, f"{name}.{tag}.dtnn")
+    metrics = os.path.join(tmp, f"{name}.{tag}.{rep}.jsonl")
+    synthetic_copy(os.path.join(REPO, cfg["file"]), model, cfg["shape"], cfg["classes"], 1,
+                   batches * batch, batch)
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    cmd = [dtnn_run, model, "--eval-only", "--metrics", metrics] + common
+    rc, wall, others = run_logged(cmd, os.path.join(tmp, f"{name}.{tag}.{rep}.log"), a)
+    recs = last_json(metrics)
+    last = recs[-1] if recs else {}
+    return rc, wall, others, last.get("images_per_s"), last.get("peak_rss_bytes")
 
 
 def busy_seconds():
@@ -412,15 +427,17 @@ def summarize(a, records):
     # Samples taken while other processes used the machine are left out (of copies: the
     # caller's records keep every value).
     records = [dict(r) for r in records]
-    kept = {"dtnn train": [0, 0], "dtnn infer": [0, 0], "PyTorch": [0, 0]}
+    kept = {"dtnn train": [0, 0], "dtnn infer": [0, 0], "dtnn b1": [0, 0], "PyTorch": [0, 0]}
     for r in records:
-        for label, key in (("dtnn train", "train"), ("dtnn infer", "infer")):
+        for label, key, value in (("dtnn train", "train", "train_images_per_s"),
+                                  ("dtnn infer", "infer", "infer_images_per_s"),
+                                  ("dtnn b1", "latency", "latency_ms_b1")):
             if r["side"] == "dtnn":
                 kept[label][1] += 1
                 if quiet(a, r, key + "_others"):
                     kept[label][0] += 1
                 else:
-                    r[key + "_images_per_s"] = None
+                    r[value] = None
         if r["side"] == "pytorch":
             kept["PyTorch"][1] += 1
             if quiet(a, r, "others"):
@@ -435,6 +452,7 @@ def summarize(a, records):
         d_train = med(r["train_images_per_s"] for r in d)
         d_inf = med(r["infer_images_per_s"] for r in d)
         d_rss = med(r["peak_rss_train_bytes"] for r in d)
+        d_lat = med(r.get("latency_ms_b1") for r in d)
         best = {}
         for label, _, _ in torch_settings(a.threads):
             rs = [r for r in t if r["setting"] == label]
@@ -455,11 +473,11 @@ def summarize(a, records):
         rows.append([name, str(cfg["batch"]), fmt(d_train), fmt(t_train), ratio(d_train, t_train),
                      fmt(d_inf), fmt(t_inf), ratio(d_inf, t_inf),
                      fmt(d_rss / mib if d_rss else None), fmt(t_rss / mib if t_rss else None),
-                     f"{t_train_l}/{t_inf_l}", fmt(t_lat, 1), fmt(gflops, 1),
+                     f"{t_train_l}/{t_inf_l}", fmt(d_lat, 2), fmt(t_lat, 2), fmt(gflops, 1),
                      fmt(100 * gflops / a.peak if gflops and a.peak else None) + "%",
                      fmt(step_over_kernels, 2)])
     head = ["model", "batch", "dtnn train", "torch train", "ratio", "dtnn infer", "torch infer",
-            "ratio", "dtnn RSS MiB", "torch RSS MiB", "torch setting", "torch b1 ms",
+            "ratio", "dtnn RSS MiB", "torch RSS MiB", "torch setting", "dtnn b1 ms", "torch b1 ms",
             "dtnn GFLOP/s", "of peak", "step/kernels"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
@@ -514,11 +532,13 @@ def main():
                     if rec["side"] == "dtnn":
                         log(f"  [{rep + 1}/{a.repeat}] {name:12s} dtnn        train "
                             f"{fmt(rec['train_images_per_s'])} img/s ({rec['train_wall_s']:.1f} s), "
-                            f"infer {fmt(rec['infer_images_per_s'])} img/s ({rec['infer_wall_s']:.1f} s)")
+                            f"infer {fmt(rec['infer_images_per_s'])} img/s ({rec['infer_wall_s']:.1f} s), "
+                            f"b1 {fmt(rec['latency_ms_b1'], 2)} ms")
                     else:
                         log(f"  [{rep + 1}/{a.repeat}] {name:12s} torch {rec['setting']:>9s} train "
                             f"{fmt(rec.get('train_images_per_s'))} img/s, infer "
-                            f"{fmt(rec.get('infer_images_per_s'))} img/s ({rec['wall_s']:.1f} s)")
+                            f"{fmt(rec.get('infer_images_per_s'))} img/s, b1 "
+                            f"{fmt(rec.get('latency_ms_b1'), 2)} ms ({rec['wall_s']:.1f} s)")
     finally:
         if jf:
             jf.close()
