@@ -1,6 +1,6 @@
 // fold-batchnorm: folds an inference batchnorm into the conv2d or dense op
 // before it, so that inference runs one layer instead of two, and the layer
-// can then take the activation after the batchnorm (fuse-conv-bias-act).
+// can then take the activation after the batchnorm (fuse-activation).
 //
 // Algorithm: for each batchnorm B (the inference form, with running
 // statistics) whose input is the result r of a conv2d or dense P without an
@@ -11,8 +11,9 @@
 // result by r, merge B's location into P's, and erase B. The folded weights
 // are computed from the current parameters on every run of the graph, a
 // small cost next to the layer, so checkpoints and training are untouched.
-// Training graphs hold batchnorm_train, which this pass leaves alone. Each P
-// takes one batchnorm, so one sweep reaches the fixed point.
+// A batchnorm with a fused activation hands it to P. Training graphs hold
+// batchnorm_train, which this pass leaves alone. Each P takes one batchnorm,
+// so one sweep reaches the fixed point.
 #include "ir/OpTable.h"
 #include "ir/ops/FusedActivation.h"
 #include "passes/PassRegistry.h"
@@ -54,6 +55,8 @@ public:
                              {w, ir::TensorType(w.dtype, {w.dims[0]})}, bn->loc());
       std::vector<ir::Value *> pOperands = {p->operand(0), f->result(0), f->result(1)};
       p->setOperands(pOperands);
+      std::string act = ir::fusedActivationOf(*bn);
+      if (!act.empty()) p->attrs().set("act", act);
       ir::Location loc = p->loc();
       loc.merge(bn->loc());
       p->setLoc(loc);

@@ -6,14 +6,14 @@ namespace dtnn::passes {
 const std::vector<Pipeline> &builtinPipelines() {
   static const std::vector<Pipeline> pipelines = {
       {"inference", "Cleans up a forward graph for inference and fuses its layers.",
-       {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-conv-bias-act"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-activation"}},
       {"default", "The pipeline `dtnnc compile` runs.",
-       {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-conv-bias-act"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-activation"}},
       // Fusion before autodiff serves the train step; after it, batch norm
       // folding and the fusion it enables serve the eval step.
       {"train", "Builds the train and eval steps: `dtnnc compile --emit=train-ir`, dtnn-run.",
-       {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-conv-bias-act", "autodiff",
-        "fold-batchnorm", "fuse-conv-bias-act", "repeat(cse,dce)"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-activation", "autodiff",
+        "fold-batchnorm", "fuse-activation", "repeat(cse,dce)"}},
   };
   return pipelines;
 }

@@ -2,7 +2,8 @@
 // concat. oneDNN's binary primitive broadcasts its second operand only, so
 // an op whose first operand broadcasts is claimed only when it commutes (add,
 // mul: the operands swap); the others go to the reference backend. Operands
-// of the result's shape share the first one's layout.
+// of the result's shape share the first one's layout. add's fused activation
+// is an eltwise post-op.
 #include "backends/onednn/Primitives.h"
 
 namespace dtnn::onednn {
@@ -37,7 +38,7 @@ public:
     memory::desc src1 = r.in[other].type == y ? src0
                                               : plainDesc(alignedDims(r.in[other].type, y.rank()));
     dnnl::binary::desc d(binaryAlgorithm(r.op.name()), src0, src1, src0);
-    dnnl::binary::primitive_desc pd(d, userScratchpad(), engine());
+    dnnl::binary::primitive_desc pd(d, withFusedActivation(userScratchpad(), r.op), engine());
     setDesc(pd);
     use(DNNL_ARG_SRC_0, full, pd.src0_desc());
     use(DNNL_ARG_SRC_1, other, pd.src1_desc());
@@ -52,6 +53,7 @@ bool claimsBinary(const ir::Op &op, const std::vector<ir::TensorType> &in) {
   std::vector<ir::TensorType> t = in;
   ir::InferCtx ctx{t, op.attrs(), {}, {}, {}};
   if (!ir::inferResultTypes(op.def(), ctx)) return false;
+  if (!claimsFusedActivation(op, in)) return false;
   return in[0] == ctx.results[0] || (commutes(op.name()) && in[1] == ctx.results[0]);
 }
 

@@ -4,8 +4,12 @@
 // variance: batchnorm_train turns the variance into invstd (and updates the
 // running statistics) after the primitive, and batchnorm_backward turns
 // invstd back into a variance with eps 0, so that oneDNN's 1/sqrt(var + 0)
-// is the same invstd without cancellation.
+// is the same invstd without cancellation. A fused ReLU (act="relu") is
+// oneDNN's fuse_norm_relu flag; the gradient takes relu_backward from the
+// result (ir/ops/FusedActivation.h), so the flag's workspace of training
+// serves the primitive only.
 #include "backends/onednn/Primitives.h"
+#include "ir/ops/FusedActivation.h"
 
 #include <cmath>
 
@@ -17,6 +21,18 @@ using dnnl::normalization_flags;
 using dnnl::prop_kind;
 
 const normalization_flags kAffine = normalization_flags::use_scale | normalization_flags::use_shift;
+
+// The affine flags, with fuse_norm_relu when the op has a fused ReLU.
+normalization_flags forwardFlags(const ir::Op &op) {
+  return ir::fusedActivationOf(op) == "relu" ? kAffine | normalization_flags::fuse_norm_relu
+                                             : kAffine;
+}
+
+// oneDNN fuses only ReLU into batch norm.
+bool claimsNormActivation(const ir::Op &op) {
+  std::string act = ir::fusedActivationOf(op);
+  return act.empty() || act == "relu";
+}
 
 dnnl::batch_normalization_forward::primitive_desc forwardPd(prop_kind prop,
                                                              const memory::desc &md, float eps,
@@ -31,7 +47,7 @@ public:
     memory::desc md = descOf(r.in[0], dimsOf(r.in[0].type));
     float eps = static_cast<float>(r.op.attrs().getFloat("eps"));
     auto pd = forwardPd(prop_kind::forward_inference, md, eps,
-                        kAffine | normalization_flags::use_global_stats);
+                        forwardFlags(r.op) | normalization_flags::use_global_stats);
     setDesc(pd);
     memory::desc c = plainDesc({r.in[0].type.dims[1]});
     use(DNNL_ARG_SRC, 0, pd.src_desc());
@@ -53,10 +69,12 @@ public:
     momentum_ = r.op.attrs().getFloat("momentum");
     channels_ = r.in[0].type.dims[1];
     count_ = r.in[0].type.staticElements() / channels_;
-    auto pd = forwardPd(prop_kind::forward_training, md, static_cast<float>(eps_), kAffine);
+    auto pd = forwardPd(prop_kind::forward_training, md, static_cast<float>(eps_),
+                        forwardFlags(r.op));
     setDesc(pd);
     memory::desc c = plainDesc({channels_});
     var_ = temp(c);
+    if (pd.workspace_desc().get_size() > 0) argTemp(DNNL_ARG_WORKSPACE, temp(pd.workspace_desc()));
     use(DNNL_ARG_SRC, 0, pd.src_desc());
     use(DNNL_ARG_SCALE, 1, c);
     use(DNNL_ARG_SHIFT, 2, c);
@@ -129,13 +147,17 @@ private:
 } // namespace
 
 DTNN_REGISTER_KERNELS(onednnNormKernels) {
-  add(r, "batchnorm", maker<BatchNormInference>());
+  add(r, "batchnorm", maker<BatchNormInference>(),
+      [](const ir::Op &op, const std::vector<ir::TensorType> &) { return claimsNormActivation(op); });
   // Batch norm over the global batch (sync=true) stays on the reference
   // backend, whose kernels reduce their sums over the ranks.
   auto local = [](const ir::Op &op, const std::vector<ir::TensorType> &) {
     return !op.attrs().getBool("sync");
   };
-  add(r, "batchnorm_train", maker<BatchNormTrain>(), local);
+  add(r, "batchnorm_train", maker<BatchNormTrain>(),
+      [](const ir::Op &op, const std::vector<ir::TensorType> &) {
+        return !op.attrs().getBool("sync") && claimsNormActivation(op);
+      });
   add(r, "batchnorm_backward", maker<BatchNormBackward>(), local);
   add(r, "batchnorm_backward_frozen", maker<BatchNormBackward>());
 }

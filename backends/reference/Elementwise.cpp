@@ -1,6 +1,7 @@
 // Reference kernels of the ops declared in ir/ops/Elementwise.cpp. The
 // binary ops and the generic helpers run on every element type their shape
 // rules accept; integer division truncates and gives 0 for a zero divisor.
+#include "backends/reference/FusedActivation.h"
 #include "backends/reference/KernelUtil.h"
 
 #include <algorithm>
@@ -119,8 +120,16 @@ void broadcastMap(const TensorView &av, const TensorView &bv, const TensorView &
   });
 }
 
+// a + b, then the fused activation (floating point only, by the shape rule).
 template <typename T> void addKernel(const KernelArgs &a) {
   broadcastMap<T>(a.in[0], a.in[1], a.out[0], [](T x, T y) { return T(x + y); });
+  if constexpr (std::is_floating_point_v<T>) {
+    FusedAct act = fusedActOf(*a.op);
+    if (act == FusedAct::None) return;
+    T *y = a.out[0].as<T>();
+    parallelBlocks(a.out[0].numel(),
+                   [&](int64_t s, int64_t e) { applyFusedAct(act, y + s, e - s); });
+  }
 }
 
 template <typename T> void subKernel(const KernelArgs &a) {

@@ -13,7 +13,8 @@ namespace dtnn::reference {
 
 namespace {
 
-// Inference: y = (x - mean) * gamma / sqrt(var + eps) + beta.
+// Inference: y = (x - mean) * gamma / sqrt(var + eps) + beta, then the
+// fused activation.
 template <typename T> void batchNormKernel(const KernelArgs &a) {
   NormShape l(a.in[0]);
   const T *x = a.in[0].as<T>(), *gamma = a.in[1].as<T>(), *beta = a.in[2].as<T>();
@@ -25,10 +26,12 @@ template <typename T> void batchNormKernel(const KernelArgs &a) {
     scale[ch] = gamma[ch] / std::sqrt(var[ch] + eps);
     shift[ch] = beta[ch] - mean[ch] * scale[ch];
   }
+  FusedAct act = fusedActOf(*a.op);
   parallelFor(l.n, [&](int64_t i) {
     for (int64_t ch = 0; ch < l.c; ++ch) {
       int64_t o = (i * l.c + ch) * l.s;
       for (int64_t k = 0; k < l.s; ++k) y[o + k] = x[o + k] * scale[ch] + shift[ch];
+      applyFusedAct(act, y + o, l.s);
     }
   });
 }

@@ -3,6 +3,7 @@
 // plain kernels that SyncNorm.cpp's fall back to when sync=false.
 #pragma once
 
+#include "backends/reference/FusedActivation.h"
 #include "backends/reference/KernelTable.h"
 
 #include <cmath>
@@ -59,8 +60,10 @@ void normalizeChannel(const NormShape &l, const KernelArgs &a, int64_t ch, doubl
   a.out[1].as<T>()[ch] = m;
   a.out[2].as<T>()[ch] = inv;
   T scale = gamma[ch] * inv, b = beta[ch];
+  FusedAct act = fusedActOf(*a.op);
   l.forChannel(ch, [&](int64_t o) {
     for (int64_t k = 0; k < l.s; ++k) y[o + k] = (x[o + k] - m) * scale + b;
+    applyFusedAct(act, y + o, l.s);
   });
   runMean[ch] = static_cast<T>((1 - momentum) * runMean[ch] + momentum * mean);
   runVar[ch] = static_cast<T>((1 - momentum) * runVar[ch] + momentum * unbiased);

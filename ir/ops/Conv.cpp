@@ -63,7 +63,7 @@ bool inferConv2d(InferCtx &ctx) {
     return ctx.fail("conv2d kernel " + std::to_string(w.dims[2]) + "x" +
                         std::to_string(w.dims[3]) + " does not fit the padded input " + x.str(),
                     {0});
-  if (!checkFusedActivation(ctx, "conv2d")) return false;
+  if (!checkFusedActivation(ctx, "conv2d", x.dtype)) return false;
   ctx.results = {TensorType(x.dtype, {x.dims[0], k, oh, ow})};
   return true;
 }

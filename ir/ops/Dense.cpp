@@ -34,7 +34,7 @@ bool inferDense(InferCtx &ctx) {
       return ctx.fail("dense bias must be " + TensorType(x.dtype, {m}).str() + ", got " + b.str(),
                       {2});
   }
-  if (!checkFusedActivation(ctx, "dense")) return false;
+  if (!checkFusedActivation(ctx, "dense", x.dtype)) return false;
   ctx.results = {TensorType(x.dtype, {x.dims[0], m})};
   return true;
 }

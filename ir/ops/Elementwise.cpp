@@ -4,6 +4,7 @@
 // broadcasts against `?` or 1 only.
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
+#include "ir/ops/FusedActivation.h"
 #include "ir/ops/ShapeUtil.h"
 
 #include <cmath>
@@ -24,6 +25,7 @@ ShapeFn broadcastBinary(std::string op) {
                       {0, 1});
     auto dims = broadcastDims(a.dims, b.dims);
     if (!dims) return ctx.fail(op + " cannot broadcast " + a.str() + " with " + b.str(), {0, 1});
+    if (!checkFusedActivation(ctx, op, a.dtype)) return false;
     ctx.results = {TensorType(a.dtype, std::move(*dims))};
     return true;
   };
@@ -107,11 +109,13 @@ Value *reduceTo(Builder &b, Value *g, Value *operand) {
 // Fails the rule with the builder's error when v is null.
 bool check(GradCtx &ctx, Value *v) { return v || ctx.fail(ctx.b.error()); }
 
-// d(a + b) = dy, d(a - b) = (dy, -dy), each reduced to its operand's type.
+// d(a + b) = dy, d(a - b) = (dy, -dy), each reduced to its operand's type;
+// add's dy goes back through its fused activation first.
 GradFn addSubGrad(double signB) {
   return [signB](GradCtx &ctx) {
-    Value *dy = ctx.dy[0];
-    if (!dy) return true;
+    if (!ctx.dy[0]) return true;
+    Value *dy = preActivationGradient(ctx, ctx.dy[0]);
+    if (!dy) return false;
     Value *a = ctx.op.operand(0), *b = ctx.op.operand(1);
     if (ctx.needed[0] && !check(ctx, ctx.dx[0] = reduceTo(ctx.b, dy, a))) return false;
     if (ctx.needed[1]) {
@@ -175,14 +179,15 @@ GradFn adjointGrad(std::string adjoint) {
   };
 }
 
-// A binary arithmetic op with broadcasting.
-OpDef binaryOp(std::string name, std::string summary, GradFn grad) {
+// A binary arithmetic op with broadcasting; `attrs`: add's fused activation.
+OpDef binaryOp(std::string name, std::string summary, GradFn grad,
+               std::vector<AttrSpec> attrs = {}) {
   ShapeFn rule = broadcastBinary(name);
   return {
       .name = std::move(name),
       .summary = std::move(summary),
       .operands = {reusable("a"), reusable("b")},
-      .attrs = {},
+      .attrs = std::move(attrs),
       .fusion = FusionClass::Broadcast,
       .inferShape = std::move(rule),
       .macs = nullptr,
@@ -195,7 +200,8 @@ OpDef binaryOp(std::string name, std::string summary, GradFn grad) {
 } // namespace
 
 void registerElementwiseOps(OpTable &t) {
-  t.add(binaryOp("add", "Elementwise sum a + b with numpy broadcasting.", addSubGrad(1)));
+  t.add(binaryOp("add", "Elementwise sum a + b with numpy broadcasting.", addSubGrad(1),
+                 {fusedActivationAttr()}));
   t.add(binaryOp("sub", "Elementwise difference a - b with numpy broadcasting.", addSubGrad(-1)));
   t.add(binaryOp("mul", "Elementwise product a * b with numpy broadcasting.", mulGrad));
   t.add(binaryOp("div", "Elementwise quotient a / b with numpy broadcasting.", divGrad));

@@ -2,6 +2,7 @@
 
 #include "ir/Builder.h"
 #include "ir/IR.h"
+#include "ir/ops/ShapeUtil.h"
 
 #include <algorithm>
 
@@ -19,11 +20,16 @@ bool isFusableActivation(const std::string &name) {
 
 AttrSpec fusedActivationAttr() { return {"act", AttrKind::String, AttrValue(std::string("none"))}; }
 
-bool checkFusedActivation(InferCtx &ctx, const std::string &op) {
+bool checkFusedActivation(InferCtx &ctx, const std::string &op, DType result) {
   const AttrValue *v = ctx.attrs.find("act");
   if (!v) return true;
   const std::string &act = ctx.attrs.getString("act");
-  if (act == "none" || isFusableActivation(act)) return true;
+  if (act == "none") return true;
+  if (isFusableActivation(act)) {
+    if (isFloatType(result)) return true;
+    return ctx.fail(op + " act=\"" + act + "\" needs a floating-point result, got " +
+                    std::string(dtypeName(result)));
+  }
   std::string known;
   for (const std::string &a : fusableActivations()) known += ", \"" + a + "\"";
   return ctx.fail(op + " act must be \"none\"" + known + "; got \"" + act + "\"");
@@ -35,10 +41,18 @@ std::string fusedActivationOf(const Op &op) {
   return act == "none" ? "" : act;
 }
 
-Op *unfusedLayerOf(const Value *v) {
+bool takesFusedActivation(const OpDef &def) { return def.findAttr("act") != nullptr; }
+
+Op *unfusedProducerOf(const Value *v) {
   Op *p = v->definingOp();
-  if (!p || (p->name() != "conv2d" && p->name() != "dense")) return nullptr;
+  if (!p || p->result(0) != v || !takesFusedActivation(p->def()) || !isFloatType(v->type().dtype))
+    return nullptr;
   return fusedActivationOf(*p).empty() ? p : nullptr;
+}
+
+Op *unfusedLayerOf(const Value *v) {
+  Op *p = unfusedProducerOf(v);
+  return p && (p->name() == "conv2d" || p->name() == "dense") ? p : nullptr;
 }
 
 AttrMap withoutFusedActivation(AttrMap attrs) {

@@ -1,5 +1,6 @@
-// The activation a convolution or dense op may apply to its own result (its
-// `act` attribute, set by the fuse-conv-bias-act pass). Only activations
+// The activation an op may apply to its own result (its `act` attribute, set
+// by the fuse-activation pass): conv2d, dense, batchnorm, batchnorm_train and
+// add declare it. Only activations
 // whose gradient can be taken from the result qualify, so that the
 // pre-activation value need not exist at all: relu and relu6 pass the
 // gradient where the result is strictly inside their linear range, sigmoid
@@ -20,14 +21,22 @@ bool isFusableActivation(const std::string &name);
 // The `act` attribute's declaration: a string, "none" by default.
 AttrSpec fusedActivationAttr();
 
-// The shape rules' check of `act`; false after ctx.fail.
-bool checkFusedActivation(InferCtx &ctx, const std::string &op);
+// The shape rules' check of `act` on an op (named `op` in messages) whose
+// result has element type `result`; false after ctx.fail.
+bool checkFusedActivation(InferCtx &ctx, const std::string &op, DType result);
 
 // The op's fused activation: "" when it has none (no `act`, or "none").
 std::string fusedActivationOf(const Op &op);
 
-// The conv2d or dense op without a fused activation that produced `v`, or
-// null: what fusion passes may fold the next op into.
+// Whether ops of `def` take a fused activation (declare `act`).
+bool takesFusedActivation(const OpDef &def);
+
+// The op without a fused activation whose first result is `v`, a
+// floating-point tensor, when the op takes one; else null: what
+// fuse-activation may fold the activation reading `v` into.
+Op *unfusedProducerOf(const Value *v);
+
+// The same, limited to conv2d and dense: what fold-batchnorm folds into.
 Op *unfusedLayerOf(const Value *v);
 
 // `attrs` without `act`, for the backward ops of a fused op.

@@ -3,6 +3,7 @@
 // gradients, and dropout (its training form is in ir/ops/Dropout.cpp).
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
+#include "ir/ops/FusedActivation.h"
 #include "ir/ops/ShapeUtil.h"
 
 namespace dtnn::ir {
@@ -64,6 +65,7 @@ bool inferBatchNorm(InferCtx &ctx) {
   if (auto msg = checkBatchNormInput("batchnorm", x)) return ctx.fail(*msg, {0});
   if (!checkPerChannel(ctx, "batchnorm", kBatchNormOperands, 0, 1, 5)) return false;
   if (!checkBatchNormAttrs(ctx, "batchnorm")) return false;
+  if (!checkFusedActivation(ctx, "batchnorm", x.dtype)) return false;
   ctx.results = {x};
   return true;
 }
@@ -108,6 +110,7 @@ bool inferBatchNormTrain(InferCtx &ctx) {
     return ctx.fail(op + " needs more than one value per channel, got " + x.str(), {0});
   if (!checkPerChannel(ctx, op, kBatchNormTrainOperands, 0, 1, 5)) return false;
   if (!checkBatchNormAttrs(ctx, op)) return false;
+  if (!checkFusedActivation(ctx, op, x.dtype)) return false;
   TensorType perChannel(x.dtype, {x.dims[1]});
   ctx.results = {x, perChannel, perChannel};
   return true;
@@ -159,13 +162,16 @@ bool takeBatchNormGrads(GradCtx &ctx, const std::vector<Value *> &r) {
 }
 
 // Inference form: the statistics are constants, so dx = dy * gamma /
-// sqrt(var + eps), dgamma = sum(dy * xhat), dbeta = sum(dy) per channel.
+// sqrt(var + eps), dgamma = sum(dy * xhat), dbeta = sum(dy) per channel (dy
+// taken back through a fused activation first).
 bool gradBatchNorm(GradCtx &ctx) {
   if (!ctx.dy[0]) return true;
   if (!checkStatisticsNotNeeded(ctx)) return false;
   const Op &op = ctx.op;
+  Value *dy = preActivationGradient(ctx, ctx.dy[0]);
+  if (!dy) return false;
   auto r = ctx.b.create("batchnorm_backward_frozen",
-                        {ctx.dy[0], op.operand(0), op.operand(1), op.operand(3), op.operand(4)},
+                        {dy, op.operand(0), op.operand(1), op.operand(3), op.operand(4)},
                         attrs({{"eps", op.attrs().getFloat("eps")}}));
   return takeBatchNormGrads(ctx, r);
 }
@@ -185,8 +191,10 @@ bool gradBatchNormTrain(GradCtx &ctx) {
   const Op &op = ctx.op;
   AttrMap attrs;
   if (op.attrs().getBool("sync")) attrs.set("sync", true);
+  Value *dy = preActivationGradient(ctx, ctx.dy[0]);
+  if (!dy) return false;
   auto r = ctx.b.create("batchnorm_backward",
-                        {ctx.dy[0], op.operand(0), op.operand(1), op.result(1), op.result(2)},
+                        {dy, op.operand(0), op.operand(1), op.result(1), op.result(2)},
                         attrs);
   return takeBatchNormGrads(ctx, r);
 }
@@ -236,7 +244,8 @@ void registerNormOps(OpTable &t) {
       .summary = "Batch normalization over channel dimension 1 with running mean and variance.",
       .operands = {reusable("x"), {"gamma"}, {"beta"}, {"mean"}, {"var"}},
       .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)},
-                {"momentum", AttrKind::Float, AttrValue(0.1)}},
+                {"momentum", AttrKind::Float, AttrValue(0.1)},
+                fusedActivationAttr()},
       .fusion = FusionClass::Opaque,
       .inferShape = inferBatchNorm,
       .macs = nullptr,
@@ -260,7 +269,8 @@ void registerNormOps(OpTable &t) {
                    {"running_var", OperandSpec::Required, Effect::Write}},
       .attrs = {{"eps", AttrKind::Float, AttrValue(1e-5)},
                 {"momentum", AttrKind::Float, AttrValue(0.1)},
-                syncAttr()},
+                syncAttr(),
+                fusedActivationAttr()},
       .numResults = 3,
       .fusion = FusionClass::Opaque,
       .inferShape = inferBatchNormTrain,

@@ -41,6 +41,14 @@ std::vector<Case> binaryCases() {
                        {input("a", a, va), input("b", b, vb)}, std::string(op) + " %a, %b", {out});
         c.tolerance = isDiv ? relative(1, 2) : relative(1, 1);
         cases.push_back(c);
+        // add with a fused relu (a ResNet block's residual add): relu of
+        // the correctly rounded sum, exact on both sides.
+        if (std::string(op) == "add") {
+          Case r = c;
+          r.label += " act=relu";
+          r.body = {"%0 = add %a, %b {act=\"relu\"} : " + typeText(out)};
+          cases.push_back(r);
+        }
       }
     }
   }

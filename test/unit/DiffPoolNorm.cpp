@@ -347,6 +347,14 @@ std::vector<Case> batchNormCases() {
                      "batchnorm %x, @g, @b, @rm, @rv {" + epsAttr + "}", {xd});
     inf.tolerance = batchNormTolerance(xd, eps);
     cases.push_back(inf);
+    // With a fused relu (1-Lipschitz), the same bounds hold: oneDNN's
+    // fuse_norm_relu against the reference kernel.
+    const std::string relu = ", act=\"relu\"";
+    Case infRelu = inf;
+    infRelu.label += " act=relu";
+    infRelu.body = {"%0 = batchnorm %x, @g, @b, @rm, @rv {" + epsAttr + relu + "} : " +
+                    typeText(xd)};
+    cases.push_back(infRelu);
 
     // batchnorm_train yields the new running statistics as results 3 and 4;
     // the graph returns y, mean and invstd, and the statistics are read back.
@@ -362,6 +370,12 @@ std::vector<Case> batchNormCases() {
     tr.resultDims = {xd, {c}, {c}};
     tr.tolerance = batchNormTrainTolerance(xd, eps, mom);
     cases.push_back(tr);
+    Case trRelu = tr;
+    trRelu.label += " act=relu";
+    trRelu.body = {"%0, %1, %2, %3, %4 = batchnorm_train %x, @g, @b, @rm, @rv {" + epsAttr +
+                   ", momentum=" + floatText(mom) + relu + "} : " + typeText(xd) + ", $T" + cv +
+                   ", $T" + cv + ", $T" + cv + ", $T" + cv};
+    cases.push_back(trRelu);
 
     // The backward ops take the statistics a forward pass would have made.
     Channels ch(xd);

@@ -46,7 +46,7 @@ std::string runFusion(const passes::FusionTarget *target) {
   passes::PassManagerOptions o;
   o.target = target;
   passes::PassManager pm(o);
-  EXPECT_FALSE(pm.parsePipeline("fuse-conv-bias-act"));
+  EXPECT_FALSE(pm.parsePipeline("fuse-activation"));
   EXPECT_FALSE(pm.run(*m));
   std::ostringstream out;
   ir::printModule(*m, out);
@@ -129,7 +129,7 @@ TEST(Fusion, FoldedBatchNormComputesTheSame) {
                            "  %8 = batchnorm %7, @g2, @be2, @m2, @v2 : f64[1,4]\n"
                            "  return %8\n"
                            "}\n";
-  std::string folded = afterPasses(text, "fold-batchnorm,fuse-conv-bias-act");
+  std::string folded = afterPasses(text, "fold-batchnorm,fuse-activation");
   ASSERT_EQ(folded.find("= batchnorm %"), std::string::npos) << folded;
   ASSERT_NE(folded.find("act=\"relu\""), std::string::npos) << folded;
   std::vector<double> x(72);

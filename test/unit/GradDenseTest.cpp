@@ -36,7 +36,7 @@ TEST(GradDense, StackedAndFanOut) {
                        "}\n");
 }
 
-// A fused activation (act, set by fuse-conv-bias-act): the gradient goes back
+// A fused activation (act, set by fuse-activation): the gradient goes back
 // through it from the result, for each activation that fuses.
 TEST(GradDense, FusedActivations) {
   for (const char *act : {"relu", "relu6", "sigmoid", "tanh"}) {

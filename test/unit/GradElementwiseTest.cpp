@@ -41,6 +41,16 @@ void checkBinary(const std::string &op) {
 } // namespace
 
 TEST(GradElementwise, Add) { checkBinary("add"); }
+// add with a fused activation (the residual add of a ResNet block): the
+// gradient goes back through it from the result, then to both operands.
+TEST(GradElementwise, AddWithFusedActivation) {
+  for (const char *act : {"relu", "relu6", "sigmoid", "tanh"}) {
+    SCOPED_TRACE(act);
+    expectGradientsMatch("graph @f(%a: f64[2,3], %b: f64[3]) -> f64[2,3] {\n"
+                         "  %0 = add %a, %b {act=\"" + std::string(act) + "\"} : f64[2,3]\n"
+                         "  return %0\n}\n");
+  }
+}
 TEST(GradElementwise, Sub) { checkBinary("sub"); }
 TEST(GradElementwise, Mul) { checkBinary("mul"); }
 TEST(GradElementwise, Div) { checkBinary("div"); }

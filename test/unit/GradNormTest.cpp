@@ -72,6 +72,35 @@ TEST(GradNorm, BatchNormTrain4d) {
                        batchNormOptions());
 }
 
+// A fused activation (act) on either form: the gradient goes back through it
+// from the result.
+TEST(GradNorm, FusedActivations) {
+  for (const char *act : {"relu", "relu6", "sigmoid", "tanh"}) {
+    SCOPED_TRACE(act);
+    std::string attrs = std::string(" {act=\"") + act + "\"}";
+    std::string params = "param @gamma : f64[2] init=ones\n"
+                         "param @beta : f64[2] init=zeros\n"
+                         "buffer @rm : f64[2] init=zeros\n"
+                         "buffer @rv : f64[2] init=ones\n";
+    expectGradientsMatch(params +
+                             "graph @f(%x: f64[2,2,3,2]) -> f64[2,2,3,2] {\n"
+                             "  %0, %1, %2, %3, %4 = batchnorm_train %x, @gamma, @beta, @rm, @rv" +
+                             attrs +
+                             " : f64[2,2,3,2], f64[2], f64[2], f64[2], f64[2]\n"
+                             "  return %0\n"
+                             "}\n",
+                         batchNormOptions());
+    expectGradientsMatch(params +
+                             "graph @f(%x: f64[3,2]) -> f64[3,2] {\n"
+                             "  %0 = batchnorm %x, @gamma, @beta, @rm, @rv" +
+                             attrs +
+                             " : f64[3,2]\n"
+                             "  return %0\n"
+                             "}\n",
+                         batchNormOptions());
+  }
+}
+
 // The normalized output feeds a second use of x, so dx sums two paths.
 TEST(GradNorm, BatchNormTrainWithFanOut) {
   expectGradientsMatch("param @gamma : f64[2] init=ones\n"

@@ -1,12 +1,15 @@
-// fuse-conv-bias-act: folds an activation into the convolution or dense op
-// (bias included) that feeds it, as that op's `act` attribute, so that one
-// kernel writes the activated result (oneDNN's eltwise post-op) and the
-// pre-activation tensor never exists.
+// fuse-activation: folds an activation into the op that feeds it, as that
+// op's `act` attribute, so that one kernel writes the activated result
+// (oneDNN's eltwise post-op on a convolution, inner product or binary add,
+// its fused ReLU on batch norm) and the pre-activation tensor never exists.
+// The ops that take an activation declare `act` (ir/ops/FusedActivation.h):
+// conv2d and dense (bias included), batchnorm and batchnorm_train, and add
+// (the residual add of a ResNet block with the ReLU after it).
 //
-// Algorithm: for each activation A in the fusable set (ir/ops/FusedActivation.h:
-// relu, relu6, sigmoid, tanh; option acts=a,b,... narrows it) whose operand is
-// the result r of a conv2d or dense P without an activation, where r is used
-// only by A and, in a train step, by A's backward ops reading r as their saved
+// Algorithm: for each activation A in the fusable set (relu, relu6, sigmoid,
+// tanh; option acts=a,b,... narrows it) whose operand is the first result r
+// of an op P that takes an activation and has none, where r is used only by
+// A and, in a train step, by A's backward ops reading r as their saved
 // input:
 //   - set P.act = A, and keep it only if the target runs P where it ran P
 //     before (passes/FusionTarget.h);
@@ -26,11 +29,12 @@ namespace dtnn::passes {
 
 namespace {
 
-class FuseConvBiasActPass final : public GraphPass {
+class FuseActivationPass final : public GraphPass {
 public:
-  std::string_view name() const override { return "fuse-conv-bias-act"; }
+  std::string_view name() const override { return "fuse-activation"; }
   std::string_view description() const override {
-    return "Folds an activation into the conv2d or dense op that feeds it (act=...).";
+    return "Folds an activation into the conv2d, dense, batchnorm or add op that feeds it "
+           "(act=...).";
   }
   bool fuses() const override { return true; }
 
@@ -40,7 +44,7 @@ public:
     std::stringstream in(value);
     for (std::string a; std::getline(in, a, ',');) {
       if (!ir::isFusableActivation(a))
-        return Error::make("fuse-conv-bias-act: '" + a + "' is not an activation that fuses (" +
+        return Error::make("fuse-activation: '" + a + "' is not an activation that fuses (" +
                            joined(ir::fusableActivations()) + ")");
       acts.insert(a);
     }
@@ -62,7 +66,7 @@ public:
     for (const auto &a : g.ops()) {
       if (std::find(acts_.begin(), acts_.end(), a->name()) == acts_.end()) continue;
       ir::Value *r = a->operand(0);
-      ir::Op *p = ir::unfusedLayerOf(r);
+      ir::Op *p = ir::unfusedProducerOf(r);
       if (!p) continue;
       // Every use of r: A itself, or A's backward op reading r as the saved x.
       std::vector<ir::Op *> backward;
@@ -109,8 +113,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> createFuseConvBiasActPass() {
-  return std::make_unique<FuseConvBiasActPass>();
+std::unique_ptr<Pass> createFuseActivationPass() {
+  return std::make_unique<FuseActivationPass>();
 }
 
 } // namespace dtnn::passes
