@@ -17,10 +17,16 @@ namespace {
 // Elements per parallel work item.
 constexpr int64_t kChunk = 4096;
 
+// Runs body(begin, end) over chunks of [0, n) in parallel.
+template <typename Body> void forChunks(int64_t n, Body &&body) {
+  parallelFor((n + kChunk - 1) / kChunk,
+              [&](int64_t c) { body(c * kChunk, std::min(n, (c + 1) * kChunk)); });
+}
+
 // Runs body(i) for every element i in [0, n), in parallel chunks.
 template <typename Body> void forElements(int64_t n, Body &&body) {
-  parallelFor((n + kChunk - 1) / kChunk, [&](int64_t c) {
-    for (int64_t i = c * kChunk, e = std::min(n, (c + 1) * kChunk); i < e; ++i) body(i);
+  forChunks(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) body(i);
   });
 }
 
@@ -37,9 +43,8 @@ template <typename T> void sgdUpdate(const KernelArgs &a) {
   T wd = static_cast<T>(attr(a, "weight_decay"));
   T momentum = static_cast<T>(attr(a, "momentum"));
   if (momentum == 0) {
-    forElements(n, [&](int64_t i) {
-      T d = wd != 0 ? g[i] + wd * p[i] : g[i];
-      p[i] -= lr * d;
+    forChunks(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) p[i] -= lr * (g[i] + wd * p[i]);
     });
     return;
   }
@@ -47,6 +52,19 @@ template <typename T> void sgdUpdate(const KernelArgs &a) {
   T *buf = a.in[4].as<T>();
   T keep = static_cast<T>(1 - attr(a, "dampening"));
   bool nesterov = a.op->attrs().getBool("nesterov");
+  // The common case (no decay, not the first step, not Nesterov) in a loop
+  // without branches, which the compiler vectorizes.
+  if (wd == 0 && !first && !nesterov) {
+    forChunks(n, [=](int64_t b, int64_t e) { // by value, as in adamCore
+      T *__restrict pp = p, *__restrict bb = buf;
+      const T *__restrict gg = g;
+      for (int64_t i = b; i < e; ++i) {
+        bb[i] = momentum * bb[i] + keep * gg[i];
+        pp[i] -= lr * bb[i];
+      }
+    });
+    return;
+  }
   forElements(n, [&](int64_t i) {
     T d = wd != 0 ? g[i] + wd * p[i] : g[i];
     buf[i] = first ? d : momentum * buf[i] + keep * d;
@@ -72,6 +90,21 @@ template <typename T> void adamCore(const KernelArgs &a, double l2) {
   T eps = static_cast<T>(attr(a, "eps")), wd = static_cast<T>(l2);
   T stepSize = static_cast<T>(lr / (1 - std::pow(beta1, step)));
   T bc2Sqrt = static_cast<T>(std::sqrt(1 - std::pow(beta2, step)));
+  if (wd == 0 && !maxV) { // the common case, without branches: vectorized
+    // Captured by value, restrict locals: otherwise a store through a
+    // pointer could change a captured pointer or scalar, which stops
+    // vectorization.
+    forChunks(n, [=](int64_t b, int64_t e) {
+      T *__restrict pp = p, *__restrict mm = m, *__restrict vv = v;
+      const T *__restrict gg = g;
+      for (int64_t i = b; i < e; ++i) {
+        mm[i] = b1 * mm[i] + c1 * gg[i];
+        vv[i] = b2 * vv[i] + c2 * gg[i] * gg[i];
+        pp[i] -= stepSize * (mm[i] / (std::sqrt(vv[i]) / bc2Sqrt + eps));
+      }
+    });
+    return;
+  }
   forElements(n, [&](int64_t i) {
     T gi = wd != 0 ? g[i] + wd * p[i] : g[i];
     m[i] = b1 * m[i] + c1 * gi;
