@@ -6,14 +6,16 @@ namespace dtnn::passes {
 const std::vector<Pipeline> &builtinPipelines() {
   static const std::vector<Pipeline> pipelines = {
       {"inference", "Cleans up a forward graph for inference and fuses its layers.",
-       {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-activation"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-activation",
+        "fuse-residual-add"}},
       {"default", "The pipeline `dtnnc compile` runs.",
-       {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-activation"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-activation",
+        "fuse-residual-add"}},
       // Fusion before autodiff serves the train step; after it, batch norm
       // folding and the fusion it enables serve the eval step.
       {"train", "Builds the train and eval steps: `dtnnc compile --emit=train-ir`, dtnn-run.",
-       {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-activation", "autodiff",
-        "fold-batchnorm", "fuse-activation", "repeat(cse,dce)"}},
+       {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-activation", "fuse-residual-add",
+        "autodiff", "fold-batchnorm", "fuse-activation", "fuse-residual-add", "repeat(cse,dce)"}},
   };
   return pipelines;
 }

@@ -107,9 +107,11 @@ private:
 
 // The attributes every primitive gets: a scratchpad the plan provides.
 dnnl::primitive_attr userScratchpad();
-// `attr` with the op's fused activation (its `act` attribute, ir/ops/FusedActivation.h)
-// as an eltwise post-op; a kernel with one claims the op only for the
-// activations claimsFusedActivation accepts.
+// `attr` with the op's fused epilogue (ir/ops/FusedActivation.h): a residual
+// as a sum post-op (the destination must hold the residual when the
+// primitive runs), then the activation (its `act` attribute) as an eltwise
+// post-op; a kernel with one claims the op only for the activations
+// claimsFusedActivation accepts.
 dnnl::primitive_attr withFusedActivation(dnnl::primitive_attr attr, const ir::Op &op);
 bool claimsFusedActivation(const ir::Op &op, const std::vector<ir::TensorType> &in);
 

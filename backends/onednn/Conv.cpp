@@ -4,6 +4,7 @@
 // weights {G, K/G, C/G, KH, KW} in oneDNN, whose plain layout is the IR's
 // [K, C/G, KH, KW].
 #include "backends/onednn/Primitives.h"
+#include "ir/ops/FusedActivation.h"
 #include "ir/ops/ShapeUtil.h"
 
 namespace dtnn::onednn {
@@ -47,12 +48,16 @@ struct ConvGeometry {
   }
 };
 
-// y = act(conv2d(x, w) + bias), the activation as an eltwise post-op.
+// y = act(conv2d(x, w) + bias [+ residual]), the residual as a sum post-op
+// and the activation as an eltwise post-op. The residual arrives in the
+// result's layout; when the result did not take its storage, it is copied
+// there first.
 class ConvForward : public PrimitiveKernel {
 public:
   explicit ConvForward(const KernelRequest &r) : PrimitiveKernel(r) {
     ConvGeometry g(r.op.attrs(), r.in[0].type, r.in[1].type, r.out[0]);
-    bool bias = r.in.size() > 2;
+    size_t layer = ir::layerOperandCount(r.op);
+    bool bias = layer > 2;
     memory::desc b = bias ? plainDesc({r.in[1].type.dims[0]}) : memory::desc();
     auto pd = preferArriving<dnnl::convolution_forward::primitive_desc>(
         {{&r.in[0], g.x}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
@@ -65,7 +70,25 @@ public:
     use(DNNL_ARG_WEIGHTS, 1, pd.weights_desc());
     if (bias) use(DNNL_ARG_BIAS, 2, b);
     give(DNNL_ARG_DST, 0, pd.dst_desc());
+    if (ir::hasResidual(r.op)) {
+      residual_ = layer;
+      in_[layer] = bufferOf(pd.dst_desc(), in_[layer].type);
+      from_ = memory(pd.dst_desc(), engine(), DNNL_MEMORY_NONE);
+      to_ = memory(pd.dst_desc(), engine(), DNNL_MEMORY_NONE);
+      copy_ = dnnl::reorder(from_, to_);
+    }
   }
+
+private:
+  void before(const KernelArgs &a) override {
+    if (!residual_ || a.in[residual_].data == a.out[0].data) return;
+    from_.set_data_handle(a.in[residual_].data);
+    to_.set_data_handle(a.out[0].data);
+    copy_.execute(stream(), from_, to_);
+  }
+  size_t residual_ = 0; // the residual's operand index, 0 without one
+  memory from_, to_;
+  dnnl::reorder copy_;
 };
 
 // dx = conv2d_backward_data(dy, w, x); x gives the shape only.

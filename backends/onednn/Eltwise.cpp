@@ -132,10 +132,14 @@ public:
 
 dnnl::primitive_attr withFusedActivation(dnnl::primitive_attr attr, const ir::Op &op) {
   std::string act = ir::fusedActivationOf(op);
-  if (act.empty()) return attr;
-  Eltwise e = eltwiseOf(act, {});
+  bool residual = ir::hasResidual(op);
+  if (act.empty() && !residual) return attr;
   dnnl::post_ops post;
-  post.append_eltwise(1.0f, e.forward, e.alpha, e.beta);
+  if (residual) post.append_sum(1.0f);
+  if (!act.empty()) {
+    Eltwise e = eltwiseOf(act, {});
+    post.append_eltwise(1.0f, e.forward, e.alpha, e.beta);
+  }
   attr.set_post_ops(post);
   return attr;
 }

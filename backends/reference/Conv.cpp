@@ -118,22 +118,31 @@ template <typename T> T dot(const T *x, const T *y, int64_t n) {
   return s;
 }
 
-// y = act(conv2d(x, weight[, bias])), one image and group per iteration.
+// y = act(conv2d(x, weight[, bias]) [+ residual]), one image and group per
+// iteration. With a residual, each plane is computed aside and then added,
+// as a separate add would round it, so y may take the residual's storage.
 template <typename T> void conv2dKernel(const KernelArgs &a) {
   FusedAct act = fusedActOf(*a.op);
   ConvGeom g = convGeom(a.op->attrs(), a.in[0], a.in[1], a.out[0]);
+  size_t layer = ir::layerOperandCount(*a.op);
   const T *x = a.in[0].as<T>(), *w = a.in[1].as<T>();
-  const T *bias = a.in.size() > 2 ? a.in[2].as<T>() : nullptr;
+  const T *bias = layer > 2 ? a.in[2].as<T>() : nullptr;
+  const T *res = ir::hasResidual(*a.op) ? a.in[layer].as<T>() : nullptr;
   T *y = a.out[0].as<T>();
   int64_t p = g.yPlane(), r = g.rows();
   parallelFor(g.n * g.groups, [&](int64_t ng) {
     int64_t n = ng / g.groups, group = ng % g.groups;
-    std::vector<T> col(r * p);
+    std::vector<T> col(r * p), plane(res ? p : 0);
     im2col(g, x + (n * g.c + group * g.cg) * g.xPlane(), col.data());
     for (int64_t k = group * g.kg; k < (group + 1) * g.kg; ++k) {
-      T *yp = y + (n * g.k + k) * p;
+      int64_t o = (n * g.k + k) * p;
+      T *yp = res ? plane.data() : y + o;
       std::fill(yp, yp + p, bias ? bias[k] : T(0));
       for (int64_t ri = 0; ri < r; ++ri) axpy(yp, col.data() + ri * p, w[k * r + ri], p);
+      if (res) {
+        for (int64_t i = 0; i < p; ++i) y[o + i] = yp[i] + res[o + i];
+        yp = y + o;
+      }
       applyFusedAct(act, yp, p);
     }
   });

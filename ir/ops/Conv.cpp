@@ -10,7 +10,8 @@ namespace dtnn::ir {
 namespace {
 
 // Operands: x [N,C,H,W], weight [K, C/groups, KH, KW] (static, positive),
-// optional bias [K].
+// optional bias [K], and with residual=true a last operand of the result's
+// type.
 bool inferConv2d(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &w = ctx.operands[1];
@@ -49,7 +50,16 @@ bool inferConv2d(InferCtx &ctx) {
     return ctx.fail("conv2d weight " + w.str() + " does not match input channels " +
                         std::to_string(c) + " with groups=" + std::to_string(groups),
                     {0, 1});
-  if (ctx.operands.size() > 2) {
+  // The backward ops' shape rules run this one with their own attributes,
+  // which have no residual.
+  const AttrValue *hasResidualAttr = ctx.attrs.find("residual");
+  bool residual = hasResidualAttr && std::get<bool>(*hasResidualAttr);
+  size_t layerOperands = ctx.operands.size() - (residual ? 1 : 0);
+  if (layerOperands < 2)
+    return ctx.fail("conv2d residual=true needs a residual operand after the weight");
+  if (layerOperands > 3)
+    return ctx.fail("conv2d takes x, weight and bias; a fourth operand needs residual=true");
+  if (layerOperands > 2) {
     const TensorType &b = ctx.operands[2];
     if (b.rank() != 1 || b.dims[0] != k || b.dtype != x.dtype)
       return ctx.fail("conv2d bias must be " + TensorType(x.dtype, {k}).str() + ", got " + b.str(),
@@ -64,8 +74,25 @@ bool inferConv2d(InferCtx &ctx) {
                         std::to_string(w.dims[3]) + " does not fit the padded input " + x.str(),
                     {0});
   if (!checkFusedActivation(ctx, "conv2d", x.dtype)) return false;
-  ctx.results = {TensorType(x.dtype, {x.dims[0], k, oh, ow})};
+  TensorType y(x.dtype, {x.dims[0], k, oh, ow});
+  if (residual && !typesAgree(ctx.operands.back(), y))
+    return ctx.fail("conv2d residual " + ctx.operands.back().str() + " does not match the result " +
+                        y.str(),
+                    {int(ctx.operands.size() - 1)});
+  ctx.results = {y};
   return true;
+}
+
+// x, weight, then the bias and the residual where present: with
+// residual=true the last operand is the residual.
+std::vector<const OperandSpec *> bindConv2d(const OpDef &def, const AttrMap &attrs, size_t n) {
+  const std::vector<OperandSpec> &o = def.operands;
+  if (!attrs.getBool("residual"))
+    return n == 2 ? std::vector{&o[0], &o[1]} : n == 3 ? std::vector{&o[0], &o[1], &o[2]}
+                                                       : std::vector<const OperandSpec *>{};
+  if (n == 3) return {&o[0], &o[1], &o[3]};
+  if (n == 4) return {&o[0], &o[1], &o[2], &o[3]};
+  return {};
 }
 
 // Each output element takes C/groups * KH * KW multiply-accumulates.
@@ -130,7 +157,8 @@ MacsFn conv2dGradientMacs(size_t wAt) {
 
 // dx = conv2d_backward_data(dy, w, x), dw = conv2d_backward_weights(dy, x, w),
 // db = conv2d_backward_bias(dy); each only where the operand needs it. With a
-// fused activation, dy is first taken back through it, from the result.
+// fused activation, dy is first taken back through it, from the result; a
+// residual's gradient is that dy itself.
 bool gradConv2d(GradCtx &ctx) {
   if (!ctx.dy[0]) return true;
   Value *dy = preActivationGradient(ctx, ctx.dy[0]);
@@ -141,9 +169,10 @@ bool gradConv2d(GradCtx &ctx) {
     return false;
   if (ctx.needed[1] && !(ctx.dx[1] = ctx.b.create1("conv2d_backward_weights", {dy, x, w}, a)))
     return false;
-  if (ctx.needed.size() > 2 && ctx.needed[2] &&
-      !(ctx.dx[2] = ctx.b.create1("conv2d_backward_bias", {dy})))
+  size_t layer = layerOperandCount(ctx.op);
+  if (layer > 2 && ctx.needed[2] && !(ctx.dx[2] = ctx.b.create1("conv2d_backward_bias", {dy})))
     return false;
+  if (hasResidual(ctx.op) && ctx.needed[layer]) ctx.dx[layer] = dy;
   return true;
 }
 
@@ -194,8 +223,10 @@ std::vector<AttrSpec> conv2dAttrs() {
           {"groups", AttrKind::Int, AttrValue(int64_t{1})}};
 }
 
-std::vector<AttrSpec> withFusedActivation(std::vector<AttrSpec> attrs) {
+// conv2d's attributes: the backward ops' and its fused epilogue.
+std::vector<AttrSpec> withFusedEpilogue(std::vector<AttrSpec> attrs) {
   attrs.push_back(fusedActivationAttr());
+  attrs.push_back(residualAttr());
   return attrs;
 }
 
@@ -205,9 +236,13 @@ void registerConvOps(OpTable &t) {
   t.add({
       .name = "conv2d",
       .summary = "2-d convolution over [N,C,H,W] with an [K,C/groups,KH,KW] weight, then "
-                 "optionally a fused activation (act).",
-      .operands = {{"x"}, {"weight"}, {"bias", OperandSpec::Optional}},
-      .attrs = withFusedActivation(conv2dAttrs()),
+                 "optionally a residual added (residual=true: the last operand) and a fused "
+                 "activation (act).",
+      .operands = {{"x"},
+                   {"weight"},
+                   {"bias", OperandSpec::Optional},
+                   {"residual", OperandSpec::Optional, Effect::Read, 0}},
+      .attrs = withFusedEpilogue(conv2dAttrs()),
       .fusion = FusionClass::Opaque,
       .inferShape = inferConv2d,
       .macs = conv2dMacs,
@@ -223,6 +258,7 @@ void registerConvOps(OpTable &t) {
                          buildConv2d},
       .grad = gradConv2d,
       .trainForm = "",
+      .bindOperands = bindConv2d,
   });
   t.add({
       .name = "conv2d_backward_data",

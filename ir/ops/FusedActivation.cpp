@@ -52,11 +52,28 @@ Op *unfusedProducerOf(const Value *v) {
 
 Op *unfusedLayerOf(const Value *v) {
   Op *p = unfusedProducerOf(v);
-  return p && (p->name() == "conv2d" || p->name() == "dense") ? p : nullptr;
+  return p && (p->name() == "conv2d" || p->name() == "dense") && !hasResidual(*p) ? p : nullptr;
+}
+
+AttrSpec residualAttr() { return {"residual", AttrKind::Bool, AttrValue(false)}; }
+
+bool hasResidual(const Op &op) {
+  const AttrValue *v = op.attrs().find("residual");
+  return v && std::get<bool>(*v);
+}
+
+size_t layerOperandCount(const Op &op) {
+  return op.operands().size() - (hasResidual(op) ? 1 : 0);
+}
+
+std::string fusedEpilogueSuffix(const Op &op) {
+  std::string act = fusedActivationOf(op);
+  return std::string(hasResidual(op) ? "+add" : "") + (act.empty() ? "" : "+" + act);
 }
 
 AttrMap withoutFusedActivation(AttrMap attrs) {
   attrs.erase("act");
+  attrs.erase("residual");
   return attrs;
 }
 

@@ -36,10 +36,25 @@ bool takesFusedActivation(const OpDef &def);
 // fuse-activation may fold the activation reading `v` into.
 Op *unfusedProducerOf(const Value *v);
 
-// The same, limited to conv2d and dense: what fold-batchnorm folds into.
+// The same, limited to conv2d and dense without a residual: what
+// fold-batchnorm folds into and fuse-residual-add fuses into.
 Op *unfusedLayerOf(const Value *v);
 
-// `attrs` without `act`, for the backward ops of a fused op.
+// The residual a conv2d may add before its activation (attribute
+// residual=true, set by the fuse-residual-add pass): its last operand r, of
+// the result's type, so that y = act(conv2d(x, w) + b + r) in one kernel
+// (oneDNN's sum post-op). The result may take r's storage.
+AttrSpec residualAttr();
+bool hasResidual(const Op &op);
+// The operands of the layer itself (x, weight and bias, if any): all but the
+// residual.
+size_t layerOperandCount(const Op &op);
+
+// What the op's kernel runs after the op itself, as the plan names it:
+// "+add" for a residual, then "+<act>"; "" for neither.
+std::string fusedEpilogueSuffix(const Op &op);
+
+// `attrs` without `act` and `residual`, for the backward ops of a fused op.
 AttrMap withoutFusedActivation(AttrMap attrs);
 
 // The gradient with respect to the op's pre-activation result: dy itself

@@ -44,9 +44,9 @@ std::string Plan::str() const {
   for (const PlanStep &s : steps) {
     os << "  ";
     for (size_t i = 0; i < s.out.size(); ++i) os << (i ? ", " : "") << values[s.out[i]].name;
-    // A fused activation shows as `conv2d+relu`: one kernel runs both.
-    std::string fused = s.op ? ir::fusedActivationOf(*s.op) : "";
-    if (!fused.empty()) fused = "+" + fused;
+    // A fused residual and activation show as `conv2d+add+relu`: one kernel
+    // runs them all.
+    std::string fused = s.op ? ir::fusedEpilogueSuffix(*s.op) : "";
     os << (s.out.empty() ? "" : " = ") << s.name() << fused << "[" << s.backend << "]";
     for (size_t i = 0; i < s.in.size(); ++i) os << (i ? ", " : " ") << values[s.in[i]].name;
     for (size_t i = 0; i < s.out.size(); ++i) {

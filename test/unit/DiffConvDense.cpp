@@ -111,6 +111,16 @@ std::vector<Case> convCases() {
     fused.body = {"%0 = conv2d %x, @w" + std::string(g.bias ? ", @b " : " ") +
                   a.substr(0, a.size() - 1) + ", act=\"relu\"} : " + typeText(g.y())};
     cases.push_back(fused);
+    // With a residual added before the relu (oneDNN's sum post-op): one
+    // more term in each sum (the magnitude run adds |r|).
+    Case res = fwd;
+    res.label += " residual act=relu";
+    res.operands.push_back(input("r", g.y(), rng.values(numel(g.y()), -1, 1), true));
+    res.body = {"%0 = conv2d %x, @w" + std::string(g.bias ? ", @b, " : ", ") + "%r " +
+                a.substr(0, a.size() - 1) + ", act=\"relu\", residual=true} : " +
+                typeText(g.y())};
+    res.tolerance = sumOfTerms(static_cast<double>(window + (g.bias ? 2 : 1)));
+    cases.push_back(res);
 
     Case bd =
         oneOp("conv2d_backward_data", l,

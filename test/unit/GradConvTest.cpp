@@ -33,6 +33,22 @@ TEST(GradConv, FusedActivations) {
   }
 }
 
+// A fused residual (residual=true, the last operand), with and without a
+// bias and an activation: the residual's gradient is the pre-activation dy.
+TEST(GradConv, FusedResidual) {
+  for (const char *act : {"none", "relu", "tanh"})
+    for (bool bias : {true, false}) {
+      SCOPED_TRACE(std::string(act) + (bias ? " with bias" : " without bias"));
+      std::string text = "param @w : f64[4,3,3,3] init=he_uniform\n";
+      if (bias) text += "param @b : f64[4] init=zeros\n";
+      text += "graph @f(%x: f64[2,3,5,5], %r: f64[2,4,5,5]) -> f64[2,4,5,5] {\n"
+              "  %0 = conv2d %x, @w" + std::string(bias ? ", @b" : "") +
+              ", %r {pad=[1,1,1,1], residual=true, act=\"" + act + "\"} : f64[2,4,5,5]\n"
+              "  return %0\n}\n";
+      test::expectGradientsMatch(text);
+    }
+}
+
 TEST(GradConv, StrideTwoWithPadding) {
   test::expectGradientsMatch(
       convModule("[2,2,7,7]", "[3,2,3,3]", 3, true, "{stride=[2,2], pad=[1,1,1,1]}", "[2,3,4,4]"));

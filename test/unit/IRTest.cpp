@@ -478,7 +478,7 @@ TEST(IRTest, VerifierReportsBadOperandCountAndAttributes) {
   g->addOp(def("maxpool"), {x}, filled("maxpool"), {f32({1, 1, 2, 2})});
   g->addOp(def("relu"), {x, x}, {}, {f32({1, 1, 4, 4})});
   EXPECT_EQ(verifyMessages(m),
-            "3:5: 'conv2d' takes 2 to 3 operands, got 1 (in graph @g)\n"
+            "3:5: 'conv2d' takes 2 to 4 operands, got 1 (in graph @g)\n"
             "3:5: 'relu' has no attribute 'alpha' (in graph @g)\n"
             "attribute 'axis' of 'flatten' must be int, got float (in graph @g)\n"
             "'maxpool' is missing attribute 'kernel' (in graph @g)\n"
