@@ -1,10 +1,14 @@
 // oneDNN kernels of batch normalization (ir/ops/Norm.cpp), over [N,C] or
-// [N,C,H,W] in the layout the input arrives in. The IR keeps the batch's
+// [N,C,H,W] in the layout the input arrives in, and of batchnorm_fold. The IR keeps the batch's
 // mean and 1/sqrt(var + eps) for the gradient, oneDNN the mean and the
 // variance: batchnorm_train turns the variance into invstd (and updates the
 // running statistics) after the primitive, and batchnorm_backward turns
-// invstd back into a variance with eps 0, so that oneDNN's 1/sqrt(var + 0)
-// is the same invstd without cancellation. A fused ReLU (act="relu") is
+// invstd back into a variance with eps the smallest normal float, so that
+// oneDNN's 1/sqrt(var + eps) is the same invstd without cancellation (var is
+// at least the forward eps, so adding it changes nothing). The eps is not 0:
+// in a channel-blocked layout whose channels do not fill the last block,
+// oneDNN computes the padded channels too, with variance 0, and 1/sqrt(0)
+// would write NaN there, which the next convolution's gradient reads. A fused ReLU (act="relu") is
 // oneDNN's fuse_norm_relu flag; the gradient takes relu_backward from the
 // result (ir/ops/FusedActivation.h), so the flag's workspace of training
 // serves the primitive only.
@@ -12,6 +16,7 @@
 #include "ir/ops/FusedActivation.h"
 
 #include <cmath>
+#include <limits>
 
 namespace dtnn::onednn {
 
@@ -107,7 +112,8 @@ public:
   explicit BatchNormBackward(const KernelRequest &r) : PrimitiveKernel(r) {
     frozen_ = r.op.name() == "batchnorm_backward_frozen";
     memory::desc md = descOf(r.in[1], dimsOf(r.in[1].type));
-    float eps = frozen_ ? static_cast<float>(r.op.attrs().getFloat("eps")) : 0.f;
+    float eps = frozen_ ? static_cast<float>(r.op.attrs().getFloat("eps"))
+                        : std::numeric_limits<float>::min();
     normalization_flags flags = frozen_ ? kAffine | normalization_flags::use_global_stats : kAffine;
     auto hint = forwardPd(prop_kind::forward_training, md, eps, flags);
     dnnl::batch_normalization_backward::desc d(prop_kind::backward, md, md, eps, flags);
@@ -144,9 +150,51 @@ private:
   size_t var_ = 0;
 };
 
+// batchnorm_fold in the weight's own layout: s = gamma / sqrt(var + eps)
+// per output channel (computed on the host, as the reference kernel does),
+// then w' = w * s by a reorder with per-channel output scales, from the
+// layout the weight arrives in to the same one, so that the folded weight
+// reaches the convolution without a layout conversion; b' = (bias - mean) *
+// s + beta, plain. A grouped convolution's weight is 5-d {G, K/G, ...} in
+// oneDNN: its output channels span the first two dims.
+class BatchNormFold : public PrimitiveKernel {
+public:
+  explicit BatchNormFold(const KernelRequest &r) : PrimitiveKernel(r) {
+    memory::desc w = descOf(r.in[0], dimsOf(r.in[0].type));
+    channels_ = r.in[0].type.dims[0];
+    eps_ = static_cast<float>(r.op.attrs().getFloat("eps"));
+    bias_ = r.in.size() > 5;
+    dnnl::primitive_attr attr = userScratchpad();
+    attr.set_output_scales(w.dims().size() == 5 ? 0b11 : 0b1, {DNNL_RUNTIME_F32_VAL});
+    dnnl::reorder::primitive_desc pd(engine(), w, engine(), w, attr);
+    setDesc(pd);
+    use(DNNL_ARG_FROM, 0, w);
+    give(DNNL_ARG_TO, 0, w);
+    scales_ = temp(plainDesc({channels_}));
+    argTemp(DNNL_ARG_ATTR_OUTPUT_SCALES, scales_);
+  }
+
+private:
+  void before(const KernelArgs &a) override {
+    const float *gamma = a.in[1].as<float>(), *beta = a.in[2].as<float>();
+    const float *mean = a.in[3].as<float>(), *var = a.in[4].as<float>();
+    const float *bias = bias_ ? a.in[5].as<float>() : nullptr;
+    float *s = tempData(a, scales_), *bf = a.out[1].as<float>();
+    for (int64_t ch = 0; ch < channels_; ++ch) {
+      s[ch] = gamma[ch] / std::sqrt(var[ch] + eps_);
+      bf[ch] = ((bias ? bias[ch] : 0.f) - mean[ch]) * s[ch] + beta[ch];
+    }
+  }
+  int64_t channels_ = 0;
+  float eps_ = 0;
+  bool bias_ = false;
+  size_t scales_ = 0;
+};
+
 } // namespace
 
 DTNN_REGISTER_KERNELS(onednnNormKernels) {
+  add(r, "batchnorm_fold", maker<BatchNormFold>());
   add(r, "batchnorm", maker<BatchNormInference>(),
       [](const ir::Op &op, const std::vector<ir::TensorType> &) { return claimsNormActivation(op); });
   // Batch norm over the global batch (sync=true) stays on the reference

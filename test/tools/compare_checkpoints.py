@@ -7,8 +7,9 @@ For each tensor of A (optionally only names starting with P), computes
 |A - B|_2 / max(|A|_2, Y) and fails (exit 1) when it exceeds --rtol (default
 1e-4; Y defaults to 0: a tensor whose gradient is rounding noise, such as the
 bias of a convolution followed by batch norm, needs a floor), or, with
---exact, when the bytes differ at all. Both files must hold the
-same tensors. Uses the standard library only.
+--exact, when the bytes differ at all. A tensor holding a NaN or an infinity
+fails too (except with --exact, which compares bytes). Both files must hold
+the same tensors. Uses the standard library only.
 """
 import array
 import json
@@ -80,6 +81,10 @@ def main():
             continue
         va, vb = values(ta, da), values(tb, db)
         if va is None:
+            continue
+        # A NaN or infinity fails: the norms below would let a NaN through.
+        if not all(math.isfinite(x) for x in va) or not all(math.isfinite(x) for x in vb):
+            bad.append("%s (not finite)" % name)
             continue
         norm = math.sqrt(sum(x * x for x in va))
         diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(va, vb)))

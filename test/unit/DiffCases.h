@@ -105,6 +105,7 @@ std::vector<Case> convCases();       // DiffConvDense.cpp
 std::vector<Case> denseCases();      // DiffConvDense.cpp
 std::vector<Case> poolCases();       // DiffPoolNorm.cpp
 std::vector<Case> batchNormCases();  // DiffPoolNorm.cpp
+std::vector<Case> batchNormFoldCases(); // DiffPoolNorm.cpp
 std::vector<Case> activationCases(); // DiffActivation.cpp
 std::vector<Case> softmaxCases();    // DiffActivation.cpp
 std::vector<Case> binaryCases();     // DiffBinary.cpp

@@ -403,4 +403,78 @@ std::vector<Case> batchNormCases() {
   return cases;
 }
 
+// batchnorm_fold: s = gamma / sqrt(var + eps) (three roundings), w' = w s
+// (one more), b' = (bias - mean) s + beta (three more): each side within
+// gamma(4) |w s| and gamma(6) ((|bias| + |mean|) |s| + |beta|) of the exact
+// values, so twice that apart. The weight feeds a convolution too, so that
+// oneDNN folds it in the convolution's blocked layout: grouped (5-d in
+// oneDNN) and plain ones, with and without a bias; and a dense weight.
+std::vector<Case> batchNormFoldCases() {
+  struct Fold {
+    std::vector<int64_t> w;
+    int64_t groups; // 0: a dense weight
+    bool bias;
+  };
+  const std::vector<Fold> folds = {{{16, 8, 3, 3}, 1, true},
+                                   {{32, 1, 3, 3}, 32, false},
+                                   {{12, 2, 3, 3}, 6, true},
+                                   {{10, 24}, 0, false}};
+  std::vector<Case> cases;
+  Rng rng{0xf01d};
+  for (const Fold &f : folds) {
+    int64_t k = f.w[0];
+    double eps = 1e-3;
+    auto w = rng.values(numel(f.w), -1, 1), g = rng.values(k, -1.5, 1.5);
+    auto be = rng.values(k, -1, 1), m = rng.values(k, -1, 1), v = rng.values(k, 0.5, 2);
+    auto b = rng.values(k, -1, 1);
+    Case c;
+    c.op = "batchnorm_fold";
+    c.label = "w=" + dimsText(f.w) + (f.groups > 1 ? " groups=" + std::to_string(f.groups) : "") +
+              (f.bias ? " bias" : "");
+    c.magnitudeRun = true; // for the layer's bound
+    c.operands = {param("w", f.w, w, true), param("g", {k}, g), param("be", {k}, be),
+                  param("m", {k}, m), param("v", {k}, v)};
+    if (f.bias) c.operands.push_back(param("b", {k}, b));
+    std::string cv = dimsText({k});
+    c.body = {"%0, %1 = batchnorm_fold @w, @g, @be, @m, @v" + std::string(f.bias ? ", @b" : "") +
+              " {eps=" + floatText(eps) + "} : " + typeText(f.w) + ", $T" + cv};
+    if (f.groups > 0) {
+      int64_t cin = f.w[1] * f.groups;
+      std::vector<int64_t> xd = {2, cin, 6, 6}, yd = {2, k, 6, 6};
+      c.operands.push_back(input("x", xd, rng.values(numel(xd), -1, 1), true));
+      c.body.push_back("%2 = conv2d %x, @w {pad=[1,1,1,1], groups=" + std::to_string(f.groups) +
+                       "} : " + typeText(yd));
+      c.results = {"%0", "%1", "%2"};
+      c.resultDims = {f.w, {k}, yd};
+    } else {
+      std::vector<int64_t> xd = {3, f.w[1]};
+      c.operands.push_back(input("x", xd, rng.values(numel(xd), -1, 1), true));
+      c.body.push_back("%2 = dense %x, @w : " + typeText({3, k}));
+      c.results = {"%0", "%1", "%2"};
+      c.resultDims = {f.w, {k}, {3, k}};
+    }
+    int64_t window = numel(f.w) / k;
+    c.tolerance = [f, k, eps, window](const Eval &e) {
+      const auto &w = e.values("w"), &g = e.values("g"), &be = e.values("be");
+      const auto &m = e.values("m"), &v = e.values("v");
+      std::vector<double> bias = f.bias ? e.values("b") : std::vector<double>(k, 0.0);
+      Allowed a(3);
+      int64_t per = numel(f.w) / k;
+      for (int64_t ch = 0; ch < k; ++ch) {
+        double sc = std::abs(g[ch]) / std::sqrt(v[ch] + eps);
+        for (int64_t i = 0; i < per; ++i)
+          a[0].push_back(2 * gamma(4) * std::abs(w[ch * per + i]) * sc);
+        a[1].push_back(2 * gamma(6) * ((std::abs(bias[ch]) + std::abs(m[ch])) * sc +
+                                       std::abs(be[ch])));
+      }
+      // The layer on the unfolded weight: a sum of `window` terms.
+      Allowed layer = sumOfTerms(static_cast<double>(window))(e);
+      a[2] = layer[2];
+      return a;
+    };
+    cases.push_back(c);
+  }
+  return cases;
+}
+
 } // namespace dtnn::test::diff

@@ -30,7 +30,8 @@ using namespace diff;
 
 std::vector<Case> allCases() {
   std::vector<Case> all;
-  for (auto gen : {convCases, denseCases, poolCases, batchNormCases, activationCases, softmaxCases,
+  for (auto gen : {convCases, denseCases, poolCases, batchNormCases, batchNormFoldCases,
+                   activationCases, softmaxCases,
                    binaryCases, concatCases}) {
     std::vector<Case> cs = gen();
     all.insert(all.end(), cs.begin(), cs.end());
@@ -49,6 +50,7 @@ TEST(Differential, Conv) { runFamily("Conv", convCases()); }
 TEST(Differential, Dense) { runFamily("Dense", denseCases()); }
 TEST(Differential, Pool) { runFamily("Pool", poolCases()); }
 TEST(Differential, BatchNorm) { runFamily("BatchNorm", batchNormCases()); }
+TEST(Differential, BatchNormFold) { runFamily("BatchNormFold", batchNormFoldCases()); }
 TEST(Differential, Activation) { runFamily("Activation", activationCases()); }
 TEST(Differential, Softmax) { runFamily("Softmax", softmaxCases()); }
 TEST(Differential, Binary) { runFamily("Binary", binaryCases()); }
