@@ -271,15 +271,17 @@ def train_rate(records, batch):
     return images / seconds if seconds else None
 
 
-def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend):
-    """One training run and one --eval-only run; returns a record."""
+def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend, extra=()):
+    """One training run and --eval-only runs (batch and batch 1), each with the dtnn-run flags
+    `extra` too; returns a record."""
     shape, classes, batch, ibatch = cfg["shape"], cfg["classes"], cfg["batch"], cfg["infer_batch"]
     sample = math.prod(shape)
     steps = cfg["steps"]
     total = DTNN_WARMUP + steps
     batches = max(1, min(total, DATA_CAP // (batch * sample)))  # training set, in batches
     epochs = -(-total // batches)
-    common = ["--threads", str(a.threads), "--no-progress"] + (["--backend", backend] if backend else [])
+    common = (["--threads", str(a.threads), "--no-progress"] + (["--backend", backend] if backend else [])
+              + list(extra))
     rec = {"side": "dtnn", "model": name, "repeat": rep, "batch": batch, "steps": steps,
            "infer_batch": ibatch, "threads": a.threads, "backend": backend}
 

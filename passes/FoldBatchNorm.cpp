@@ -9,8 +9,9 @@
 // (s = gamma / sqrt(var + eps); w2 = w * s along the output channels,
 // b2 = (bias - mean) * s + beta), make P read %w2 and %b2, replace B's
 // result by r, merge B's location into P's, and erase B. The folded weights
-// are computed from the current parameters on every run of the graph, a
-// small cost next to the layer, so checkpoints and training are untouched.
+// are computed from the current parameters (by the runtime once per change
+// of the parameters: runtime/plan/Buffers.cpp), so checkpoints and training
+// are untouched.
 // A batchnorm with a fused activation hands it to P. Training graphs hold
 // batchnorm_train, which this pass leaves alone. Each P takes one batchnorm,
 // so one sweep reaches the fixed point.

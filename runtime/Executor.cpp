@@ -15,6 +15,7 @@ Executor::Executor(const Plan &plan, ExecServices services) : plan_(plan), s_(se
     for (int id : plan_.inputs)
       slot.push_back(primary.allocate(plan_.values[id].desc.bytes));
   s_.arena.reserve(plan_.arenaBytes);
+  if (plan_.cachedBytes) cache_ = primary.allocate(plan_.cachedBytes);
   planLaunches();
 }
 
@@ -22,6 +23,7 @@ Executor::~Executor() {
   for (Event &e : inputReady_) e.wait();
   for (auto &slot : inputs_)
     for (void *p : slot) s_.backends.primary().release(p);
+  if (cache_) s_.backends.primary().release(cache_);
 }
 
 // Each step's queue, and which steps on other queues it must wait for: the
@@ -73,6 +75,7 @@ TensorView Executor::view(int id, int slot) const {
   case PlanValue::Storage::Param: return s_.params.view(v.param);
   case PlanValue::Storage::Input: return {inputs_[slot][v.input], v.desc.type};
   case PlanValue::Storage::Alias: return {view(v.aliasOf, slot).data, v.desc.type};
+  case PlanValue::Storage::Cached: return {static_cast<char *>(cache_) + v.offset, v.desc.type};
   }
   return {};
 }
@@ -138,7 +141,12 @@ Error Executor::run() {
   size_t n = plan_.steps.size();
   std::vector<Event> &events = events_;
   if (profiling_) times_.assign(n, {});
+  // The steps computed from parameters alone run when the parameters have
+  // changed since their last run.
+  bool refresh = cachedVersion_ != s_.params.version();
+  cachedVersion_ = s_.params.version();
   for (size_t s = 0; s < n; ++s) {
+    if (plan_.steps[s].once && !refresh) continue;
     const Launch &l = launches_[s];
     Queue &q = *l.queue;
     if (l.readsInputs) q.waitFor(inputReady_[slot]);
@@ -166,6 +174,8 @@ Error Executor::run() {
     head_ = (head_ + 1) % 2;
     --staged_;
   }
+  if (plan_.writesParams) s_.params.touch();
+  if (first) cachedVersion_ = UINT64_MAX; // a failed run may have left the cache half-made
   return first;
 }
 

@@ -97,6 +97,10 @@ private:
   // Kernel arguments for each input slot, built for one arena generation.
   std::array<std::vector<KernelArgs>, 2> args_;
   uint64_t boundGeneration_ = UINT64_MAX, boundParams_ = UINT64_MAX;
+  // The results of the plan's `once` steps, and the parameters' version
+  // they were computed from.
+  void *cache_ = nullptr;
+  uint64_t cachedVersion_ = UINT64_MAX;
   bool profiling_ = false;
   StepPart part_;
   std::vector<StepTime> times_;

@@ -56,6 +56,7 @@ Error ParamStore::setLayout(const std::string &name, const BufferDesc &desc) {
   backends_.primary().release(s.data);
   s = {desc, data};
   ++generation_;
+  ++version_;
   return Error::success();
 }
 
@@ -74,6 +75,7 @@ Expected<Tensor> ParamStore::read(const std::string &name) const {
 Error ParamStore::write(const std::string &name, const Tensor &t) {
   const BufferDesc &d = desc(name);
   assert(d.type == t.type() && "parameter type mismatch");
+  ++version_;
   if (d == BufferDesc::plain(d.type)) {
     backends_.primary().copyToDevice(view(name).data, t.raw(), t.bytes());
     return Error::success();

@@ -35,6 +35,12 @@ public:
   uint64_t bytes() const;
   // Changes whenever a parameter's storage moves (setLayout).
   uint64_t generation() const { return generation_; }
+  // Changes whenever parameter values may have changed: write(), setLayout()
+  // and touch(), which whoever writes through view() calls (an executor
+  // after a run of a plan that writes parameters, a broadcast). Executors
+  // keep what they compute from parameters alone until it changes.
+  uint64_t version() const { return version_; }
+  void touch() { ++version_; }
 
   // Moves parameter `name` to `desc` (same type), converting its values.
   Error setLayout(const std::string &name, const BufferDesc &desc);
@@ -51,6 +57,7 @@ private:
   const BackendSet &backends_;
   std::map<std::string, Slot> storage_;
   uint64_t generation_ = 0;
+  uint64_t version_ = 0;
 };
 
 } // namespace dtnn::runtime

@@ -385,6 +385,7 @@ Error Session::broadcastParams() {
     if (Error e = comm_.broadcast(v.data, bytes, 0, "broadcasting @" + p->name + " from rank 0"))
       return e;
   }
+  runner_->params().touch();
   return Error::success();
 }
 

@@ -17,6 +17,11 @@
 //     Sizes are rounded up to 64 bytes.
 // `live` is the largest sum of block sizes alive at one step; `arena` is the
 // end of the last block.
+// Before all that, in a plan that writes no parameter (an eval step), the
+// steps computed from parameters alone (pure ops and conversions whose
+// operands are parameters or results of such steps, whose results are not
+// graph outputs) run once per change of the parameters: their results go to
+// the executor's cache, one after another, and leave the arena.
 #include "runtime/plan/Plan.h"
 
 #include <algorithm>
@@ -41,6 +46,7 @@ public:
   explicit BufferAssigner(Plan &plan) : plan_(plan), n_(plan.values.size()) {}
 
   Error run() {
+    cacheParameterOnlySteps();
     liveness();
     findGroups();
     reuse();
@@ -66,6 +72,33 @@ public:
 
 private:
   bool inArena(int id) const { return plan_.values[id].storage == PlanValue::Storage::Arena; }
+
+  void cacheParameterOnlySteps() {
+    for (const PlanStep &step : plan_.steps)
+      for (size_t i = 0; i < step.in.size(); ++i)
+        if (step.writes(i) &&
+            plan_.values[plan_.root(step.in[i])].storage == PlanValue::Storage::Param)
+          plan_.writesParams = true;
+    if (plan_.writesParams) return;
+    std::set<int> outputs(plan_.outputs.begin(), plan_.outputs.end());
+    for (PlanStep &step : plan_.steps) {
+      bool once = !step.out.empty() && (!step.op || step.op->def().pure());
+      for (size_t i = 0; once && i < step.in.size(); ++i) {
+        const PlanValue &v = plan_.values[step.in[i]];
+        once = step.shapeOnly(i) || v.storage == PlanValue::Storage::Param ||
+               (v.storage == PlanValue::Storage::Cached);
+      }
+      for (int id : step.out) once = once && !outputs.count(id);
+      if (!once) continue;
+      step.once = true;
+      for (int id : step.out) {
+        PlanValue &v = plan_.values[id];
+        v.storage = PlanValue::Storage::Cached;
+        v.offset = plan_.cachedBytes;
+        plan_.cachedBytes += align(v.desc.bytes);
+      }
+    }
+  }
 
   void liveness() {
     int steps = static_cast<int>(plan_.steps.size());

@@ -11,7 +11,10 @@
 //   buffers  buffer assignment by liveness over the schedule: results reuse
 //            an operand's storage where the op table allows it, requested
 //            groups are laid out contiguously, and offsets in one arena
-//            shared by every plan of a run are found best-fit;
+//            shared by every plan of a run are found best-fit; in a plan that
+//            writes no parameters, what is computed from parameters alone is
+//            kept in a cache of the plan's own and computed once per change
+//            of the parameters;
 //   bind     each kernel prepares to run (primitives, code).
 #pragma once
 
@@ -39,6 +42,8 @@ struct PlanValue {
     Input, // graph input `input`
     Alias, // the storage of value `aliasOf`: the new version of a written
            // operand, or a result reusing an operand's storage
+    Cached, // at `offset` in the executor's own cache: the result of a step
+            // computed from parameters alone (PlanStep::once)
   };
   std::string name; // as printed: %3, %x, @w, %3.1 for a converted copy of %3
   BufferDesc desc;
@@ -61,6 +66,11 @@ struct PlanStep {
   std::vector<const ir::OperandSpec *> specs;
   std::unique_ptr<Kernel> kernel;
   uint64_t workspaceOffset = 0, workspaceBytes = 0;
+  // Computed from parameters alone (a weight's layout conversion, a batch
+  // norm folded into a weight) in a plan that writes none: the executor runs
+  // it only when the parameters have changed since (ParamStore::version),
+  // and keeps its results in its cache.
+  bool once = false;
 
   // The op name, or "convert".
   std::string name() const { return op ? op->name() : "convert"; }
@@ -84,6 +94,8 @@ struct Plan {
   uint64_t arenaBytes = 0; // the end of this plan's last arena buffer
   uint64_t liveBytes = 0;  // the most arena bytes live at once
   uint64_t paramBytes = 0; // the parameters and buffers the plan reads
+  uint64_t cachedBytes = 0; // the results of the `once` steps
+  bool writesParams = false; // some step writes a parameter or buffer
 
   // The value whose storage `id` uses (itself unless an alias).
   int root(int id) const;

@@ -10,10 +10,12 @@
 //
 // Each step shows its backend in brackets; from `layouts` on, each value its
 // layout after a colon and parameters in a native layout are listed; from
-// `buffers` on, each result its arena offset ($OFFSET) or the value whose
-// storage it shares (in %N), each workspace its offset and size, and the
-// header the arena, live and parameter bytes. Before `buffers` the header
-// names the last stage done.
+// `buffers` on, each result its arena offset ($OFFSET), its offset in the
+// executor's cache for a step computed once per change of the parameters
+// (cache$OFFSET), or the value whose storage it shares (in %N), each
+// workspace its offset and size, and the header the arena, live, parameter
+// and cache bytes (cache= only when there is one). Before `buffers` the
+// header names the last stage done.
 #include "ir/ops/FusedActivation.h"
 #include "runtime/plan/Plan.h"
 
@@ -27,7 +29,8 @@ std::string Plan::str() const {
   bool layouts = stage >= PlanStage::Layouts, buffers = stage >= PlanStage::Buffers;
   os << "plan @" << graph->name() << " batch=" << batch;
   if (buffers)
-    os << " arena=" << arenaBytes << " live=" << liveBytes << " params=" << paramBytes;
+    os << " arena=" << arenaBytes << " live=" << liveBytes << " params=" << paramBytes
+       << (cachedBytes ? " cache=" + std::to_string(cachedBytes) : "");
   else
     os << " stage=" << planStageName(stage);
   os << "\n";
@@ -55,6 +58,8 @@ std::string Plan::str() const {
       if (!buffers || v.desc.bytes == 0) continue;
       if (v.storage == PlanValue::Storage::Alias)
         os << " in " << values[v.aliasOf].name;
+      else if (v.storage == PlanValue::Storage::Cached)
+        os << " cache$" << v.offset;
       else
         os << " $" << v.offset;
     }

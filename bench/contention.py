@@ -1,0 +1,130 @@
+"""dtnn on a shared machine: training speed while another process keeps one core busy.
+
+Usage (from anywhere; paths are relative to the repository root):
+  /usr/bin/python3 bench/contention.py                 the five models of compare.py, 5 repeats
+  /usr/bin/python3 bench/contention.py --models lenet,resnet20 --repeat 3
+  options: --steps N | NAME=N,...   timed training steps (default: 1000 for the MLP and LeNet,
+                                    10 for VGG and ResNet-20, 6 for MobileNet-v2: a few seconds a
+                                    run at one thread, enough to average the machine's noise)
+           --build-dir DIR          (default build)
+
+For each model and repeat, three training runs of the same synthetic copy of the model that
+bench/compare.py trains (same batch, data and optimizer), in turn:
+  idle-1t    dtnn-run --threads 1 on the otherwise idle machine: the baseline;
+  busy       dtnn-run at its default settings (no --threads) while a busy loop, a separate
+             process, keeps one core busy;
+  idle       dtnn-run at its default settings on the idle machine again.
+It prints the medians of training images/s and the ratios busy / idle-1t (the goal: at least 0.9,
+stretch 1.1) and idle / idle-1t, with the thread count dtnn-run chose in each setting.
+"""
+import argparse
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (the models, their synthetic copies and the rate over epochs)
+
+REPO = compare.REPO
+STEPS = {"mlp": 1000, "lenet": 1000, "vgg_cifar": 10, "resnet20": 10, "mobilenet_v2": 6}
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default=",".join(compare.MODELS))
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--steps", default=None, help="timed training steps: N, or NAME=N,...")
+    p.add_argument("--build-dir", default="build")
+    a = p.parse_args()
+    a.models = [m.strip() for m in a.models.split(",") if m.strip()]
+    for m in a.models:
+        if m not in compare.MODELS:
+            p.error(f"unknown model '{m}'; choose from {', '.join(compare.MODELS)}")
+    if a.repeat < 1:
+        p.error("--repeat must be positive")
+    a.steps = compare.per_model(a.steps, a.models, "--steps")
+    a.build_dir = os.path.join(REPO, a.build_dir)
+    return a
+
+
+def busy_loop():
+    """A separate process that keeps one core busy until killed."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def train(dtnn_run, model, steps, batch, batches, threads, log_path):
+    """One training run; returns (images/s, the thread count dtnn-run reported)."""
+    total = compare.DTNN_WARMUP + steps
+    epochs = -(-total // batches)
+    metrics = log_path + ".jsonl"
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    cmd = [dtnn_run, model, "--steps", str(total), "--epochs", str(epochs), "--metrics", metrics,
+           "--no-progress"] + (["--threads", str(threads)] if threads else [])
+    with open(log_path, "w") as log:
+        subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=True)
+    header = open(log_path).read()
+    m = re.search(r"(\d+) threads?", header)
+    return compare.train_rate(compare.last_json(metrics) or [], batch), (m.group(1) if m else "?")
+
+
+def main():
+    a = parse_args()
+    dtnn_run = compare.wait_for(os.path.join(a.build_dir, "bin", "dtnn-run"))
+    tmp = tempfile.mkdtemp(prefix="dtnn-contention-")
+    rows = []
+    try:
+        for name in a.models:
+            cfg = compare.MODELS[name]
+            steps = a.steps.get(name, STEPS.get(name, cfg["steps"]))
+            sample = math.prod(cfg["shape"])
+            batch = cfg["batch"]
+            batches = max(1, min(compare.DTNN_WARMUP + steps, compare.DATA_CAP // (batch * sample)))
+            model = os.path.join(tmp, f"{name}.dtnn")
+            compare.synthetic_copy(os.path.join(REPO, cfg["file"]), model, cfg["shape"],
+                                   cfg["classes"], batches * batch, batch, batch)
+            runs = {"idle-1t": [], "busy": [], "idle": []}
+            threads = {}
+            for rep in range(a.repeat):
+                for label in runs:
+                    loop = busy_loop() if label == "busy" else None
+                    try:
+                        log = os.path.join(tmp, f"{name}.{label}.{rep}.log")
+                        rate, t = train(dtnn_run, model, steps, batch, batches,
+                                        1 if label == "idle-1t" else None, log)
+                    finally:
+                        if loop:
+                            loop.kill()
+                            loop.wait()
+                    runs[label].append(rate)
+                    threads[label] = t
+                    compare.log(f"  [{rep + 1}/{a.repeat}] {name:12s} {label:8s} "
+                                f"{compare.fmt(rate)} img/s ({t} threads)")
+            med = {k: statistics.median(v) for k, v in runs.items()}
+            rows.append([name, compare.fmt(med["idle-1t"]), compare.fmt(med["busy"]),
+                         compare.fmt(med["idle"]), compare.ratio(med["busy"], med["idle-1t"]),
+                         compare.ratio(med["idle"], med["idle-1t"]),
+                         f"{threads['idle-1t']}/{threads['busy']}/{threads['idle']}"])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    head = ["model", "idle 1 thread", "one core busy", "idle default", "busy/idle-1t",
+            "idle/idle-1t", "threads"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    print(f"dtnn training images/s, medians of {a.repeat} repeat(s); one core busy: a separate "
+          "busy-loop process")
+    print(line(head))
+    print(line(["-" * w for w in widths]))
+    for r in rows:
+        print(line(r))
+
+
+if __name__ == "__main__":
+    main()
