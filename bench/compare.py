@@ -417,6 +417,17 @@ def ratio(x, y):
     return f"{x / y:.2f}" if x is not None and y else "n/a"
 
 
+def print_table(head, rows):
+    """Prints `rows` under `head`, the first column left-aligned, the others right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    print(line(head))
+    print(line(["-" * w for w in widths]))
+    for r in rows:
+        print(line(r))
+
+
 def quiet(a, r, load_key):
     """Whether other processes left the machine alone during sample r (unknown counts as quiet)."""
     others = r.get(load_key)
@@ -481,13 +492,7 @@ def summarize(a, records):
     head = ["model", "batch", "dtnn train", "torch train", "ratio", "dtnn infer", "torch infer",
             "ratio", "dtnn RSS MiB", "torch RSS MiB", "torch setting", "dtnn b1 ms", "torch b1 ms",
             "dtnn GFLOP/s", "of peak", "step/kernels"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    print(line(head))
-    print(line(["-" * w for w in widths]))
-    for r in rows:
-        print(line(r))
+    print_table(head, rows)
     print("peak: %s GFLOP/s (bench/fma_peak.cpp, %d threads); dtnn GFLOP/s counts 6 FLOPs per "
           "forward multiply-accumulate in training; step/kernels: a train step's time over the sum "
           "of its kernels' times (--profile)" % (fmt(a.peak, 1), a.threads))

@@ -115,15 +115,9 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     head = ["model", "idle 1 thread", "one core busy", "idle default", "busy/idle-1t",
             "idle/idle-1t", "threads"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
     print(f"dtnn training images/s, medians of {a.repeat} repeat(s); one core busy: a separate "
           "busy-loop process")
-    print(line(head))
-    print(line(["-" * w for w in widths]))
-    for r in rows:
-        print(line(r))
+    compare.print_table(head, rows)
 
 
 if __name__ == "__main__":

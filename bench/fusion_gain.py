@@ -73,15 +73,9 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     head = ["model", "train fused", "unfused", "gain", "infer fused", "unfused", "gain",
             "b1 ms fused", "unfused", "gain", "RSS MiB fused", "unfused"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
     print(f"dtnn with and without fusion (--no-fuse), {a.threads} threads, medians of "
           f"{a.repeat} repeat(s); images/s, batch-1 ms")
-    print(line(head))
-    print(line(["-" * w for w in widths]))
-    for r in rows:
-        print(line(r))
+    compare.print_table(head, rows)
 
 
 if __name__ == "__main__":
