@@ -173,8 +173,10 @@ template <typename T> void bceLossBackward(const KernelArgs &a) {
 }
 
 // accuracy %logits, %label {k}: a sample is correct when fewer than k classes
-// score strictly higher than its label (ties count in its favour) and the
-// label's score is not NaN.
+// rank before its label: a class ranks before it when it scores higher, or
+// the same with a lower index (ties go to the lower class, as argmax's first
+// maximum: constant logits are right for class 0 only, at chance, not for
+// every class), or its score is NaN; a NaN score of the label is a miss.
 template <typename T> void accuracy(const KernelArgs &a) {
   const T *x = a.in[0].as<T>();
   const int32_t *label = a.in[1].as<int32_t>();
@@ -188,9 +190,10 @@ template <typename T> void accuracy(const KernelArgs &a) {
       return;
     }
     T own = row[label[i]];
-    int64_t above = 0;
-    for (int64_t j = 0; j < c; ++j) above += row[j] > own;
-    hit[i] = above < k;
+    int64_t before = 0;
+    for (int64_t j = 0; j < c; ++j)
+      before += row[j] > own || (row[j] == own && j < label[i]) || std::isnan(row[j]);
+    hit[i] = before < k;
   });
   int64_t correct = 0;
   for (uint8_t h : hit) correct += h;

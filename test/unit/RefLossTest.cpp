@@ -160,23 +160,30 @@ TEST(RefLoss, BceLossBackward) {
 
 TEST(RefLoss, AccuracyTopKWithTies) {
   // Sample 0: label 1 is the maximum. Sample 1: label 1 ties with class 0
-  // for the maximum; no class is strictly higher, so it counts. Sample 2:
-  // three classes above label 1. Sample 3: two classes above label 0.
+  // for the maximum; the tie goes to the lower class (argmax's first
+  // maximum), so it is second. Sample 2: three classes above label 1.
+  // Sample 3: two classes above label 0.
   std::vector<double> logits = {0.1, 0.9, 0.5, 0.3, 0.7, 0.7, 0.2, 0.1,
                                 0.2, 0.1, 0.9, 0.8, 0.5, 0.4, 0.6, 0.7};
   std::vector<double> labels = {1, 1, 1, 0};
-  EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({4, 4}), logits, i32({4}), labels), 0.5);
+  EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({4, 4}), logits, i32({4}), labels), 0.25);
   EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({4, 4}), logits, i32({4}), labels, " {k=2}"), 0.5);
   EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({4, 4}), logits, i32({4}), labels, " {k=3}"), 0.75);
   EXPECT_DOUBLE_EQ(runLoss("accuracy", f32({4, 4}), logits, i32({4}), labels, " {k=4}"), 1.0);
-  // All scores equal: every sample counts under the strictly-higher rule.
-  EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({2, 3}), {0, 0, 0, 0, 0, 0}, i32({2}), {0, 2}), 1.0);
+  // Regression: all scores equal counted every sample as right (constant
+  // logits at chance loss reported 100%); now only label 0 is, as argmax.
+  EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({2, 3}), {0, 0, 0, 0, 0, 0}, i32({2}), {0, 2}), 0.5);
+  EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({3, 3}), std::vector<double>(9, 0.25), i32({3}),
+                           {1, 2, 1}),
+                   0.0);
 }
 
 TEST(RefLoss, AccuracyMissesInvalidLabelsAndNaN) {
   EXPECT_DOUBLE_EQ(
       runLoss("accuracy", f64({3, 2}), {1, 0, 1, 0, std::nan(""), 0}, i32({3}), {0, 7, 0}),
       1.0 / 3);
+  // A NaN score of another class ranks before the label, as argmax picks it.
+  EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({1, 2}), {1, std::nan("")}, i32({1}), {0}), 0.0);
 }
 
 TEST(RefLoss, ShapeRules) {
