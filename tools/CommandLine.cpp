@@ -55,6 +55,13 @@ std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
       error = "option '--" + spec->name + "' takes no value";
       return std::nullopt;
     }
+    // An empty path (`--save=`, `-o ""`) names no file: an error, not the
+    // option's absence.
+    if ((spec->valueName == "FILE" || spec->valueName == "DIR") && value.empty()) {
+      error = "option '" + std::string(spec->name.size() == 1 ? "-" : "--") + spec->name +
+              "' needs a " + spec->valueName + ", got an empty one";
+      return std::nullopt;
+    }
     auto &slot = out.values[spec->name];
     if (!slot.empty() && !spec->repeatable && !spec->valueName.empty() && slot.back() != value) {
       error = "option '--" + spec->name + "' given twice";
