@@ -2,6 +2,8 @@
 
 #include "ir/Diagnostics.h"
 
+#include <filesystem>
+
 namespace dtnn::cli {
 
 std::string ParsedArgs::get(const std::string &name, const std::string &fallback) const {
@@ -82,6 +84,28 @@ std::string optionsHelp(const std::vector<OptionSpec> &specs) {
     out += flag + s.help + "\n";
   }
   return out;
+}
+
+std::string pathClash(const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs) {
+  auto resolved = [](const std::string &p) {
+    std::error_code ec;
+    std::filesystem::path a = std::filesystem::absolute(p, ec).lexically_normal();
+    std::filesystem::path r = std::filesystem::weakly_canonical(a, ec);
+    return ec ? a : r;
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].second.empty()) continue;
+    std::filesystem::path out = resolved(outputs[i].second);
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second.empty() && resolved(outputs[j].second) == out)
+        return outputs[j].first + " and " + outputs[i].first + " name the same file '" +
+               outputs[i].second + "'";
+    for (const NamedPath &in : inputs)
+      if (!in.second.empty() && resolved(in.second) == out)
+        return outputs[i].first + " '" + outputs[i].second + "' would overwrite " + in.first +
+               " '" + in.second + "'";
+  }
+  return "";
 }
 
 } // namespace dtnn::cli

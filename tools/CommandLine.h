@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dtnn::cli {
@@ -29,6 +30,15 @@ struct ParsedArgs {
 // Parses `args` against `specs`. On a usage error returns nullopt and sets `error`.
 std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
                                     const std::vector<OptionSpec> &specs, std::string &error);
+
+// A path a run reads or writes and what names it: {"--save", "ckpt.safetensors"}.
+using NamedPath = std::pair<std::string, std::string>;
+
+// The first clash among the paths a run writes (`outputs`) and reads
+// (`inputs`), as a message: two outputs that are one file, or an output that
+// is an input, which it would overwrite; "" when none. Empty paths are
+// skipped. Paths are compared after resolving `.`, `..` and symbolic links.
+std::string pathClash(const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs);
 
 // Help text listing each option with its value name and description.
 std::string optionsHelp(const std::vector<OptionSpec> &specs);

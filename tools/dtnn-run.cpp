@@ -235,6 +235,13 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   }
   if (args->has("calibrate")) return calibrate(*comm, args->get("calibrate"));
   if (args->positional.size() != 1) return usageError("expected one model file");
+  if (std::string clash = cli::pathClash(
+          {{"--save", args->get("save")}, {"--metrics", args->get("metrics")},
+           {"--op-profile-out", args->get("op-profile-out")}},
+          {{"the model file", args->positional[0]}, {"--resume", args->get("resume")},
+           {"--net", args->get("net")}, {"--op-profile", args->get("op-profile")}});
+      !clash.empty())
+    return usageError(clash);
   if (args->has("data") && args->has("synthetic"))
     return usageError("--data and --synthetic exclude each other");
 

@@ -97,6 +97,12 @@ int usageError(const std::string &cmd, const std::string &msg) {
   return kUsageError;
 }
 
+// The -o file when it is the input file, which writing would destroy.
+std::string outputClash(const cli::ParsedArgs &args) {
+  std::string out = args.get("o");
+  return cli::pathClash({{"-o", out == "-" ? "" : out}}, {{"the input file", args.positional[0]}});
+}
+
 // Writes `text` to the -o file or stdout.
 int emit(const cli::ParsedArgs &args, const std::string &text) {
   std::string out = args.get("o");
@@ -201,6 +207,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
     return kOk;
   }
   if (args->positional.size() != 1) return usageError("compile", "expected one input file");
+  if (std::string clash = outputClash(*args); !clash.empty()) return usageError("compile", clash);
   std::string emitKind = args->get("emit", "ir");
   if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan")
     return usageError("compile", "unknown --emit kind '" + emitKind +
@@ -265,6 +272,7 @@ int cmdOpt(const std::vector<std::string> &argv) {
     return kOk;
   }
   if (args->positional.size() != 1) return usageError("opt", "expected one input file");
+  if (std::string clash = outputClash(*args); !clash.empty()) return usageError("opt", clash);
   std::string emitKind = args->get("emit", "ir");
   if (emitKind != "ir" && emitKind != "plan")
     return usageError("opt", "unknown --emit kind '" + emitKind + "' (expected ir or plan)");
