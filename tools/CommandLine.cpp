@@ -2,6 +2,8 @@
 
 #include "ir/Diagnostics.h"
 
+#include <charconv>
+#include <climits>
 #include <filesystem>
 
 namespace dtnn::cli {
@@ -105,6 +107,24 @@ std::string pathClash(const std::vector<NamedPath> &outputs, const std::vector<N
         return outputs[i].first + " '" + outputs[i].second + "' would overwrite " + in.first +
                " '" + in.second + "'";
   }
+  return "";
+}
+
+std::string readCount(const std::string &name, const std::string &text, int64_t lo, int64_t hi,
+                      int64_t &out) {
+  std::string range = hi == INT64_MAX ? "an integer of at least " + std::to_string(lo)
+                                      : "an integer from " + std::to_string(lo) + " to " +
+                                            std::to_string(hi);
+  const char *end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, out);
+  bool digits = !text.empty() && stop == end;
+  if (digits && ec == std::errc::result_out_of_range)
+    return name + (text[0] == '-' ? " must be at least " + std::to_string(lo)
+                                  : " accepts at most " + std::to_string(hi)) +
+           ", got '" + text + "'";
+  if (!digits || ec != std::errc()) return name + " expects " + range + ", got '" + text + "'";
+  if (out < lo) return name + " must be at least " + std::to_string(lo) + ", got '" + text + "'";
+  if (out > hi) return name + " accepts at most " + std::to_string(hi) + ", got '" + text + "'";
   return "";
 }
 

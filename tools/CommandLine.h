@@ -2,6 +2,7 @@
 // `--opt value`, `-o value`, and positional arguments, with generated help.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,13 @@ struct ParsedArgs {
 // Parses `args` against `specs`. On a usage error returns nullopt and sets `error`.
 std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
                                     const std::vector<OptionSpec> &specs, std::string &error);
+
+// Reads the integer value `text` of option `name` ("--threads") into `out`,
+// which must lie in [lo, hi]. Returns "" or the message, which states the
+// limit a value passes ("--threads accepts at most 4096, got '5000'") or the
+// range expected of what is not an integer.
+std::string readCount(const std::string &name, const std::string &text, int64_t lo, int64_t hi,
+                      int64_t &out);
 
 // A path a run reads or writes and what names it: {"--save", "ckpt.safetensors"}.
 using NamedPath = std::pair<std::string, std::string>;

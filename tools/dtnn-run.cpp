@@ -70,11 +70,6 @@ int usageError(const std::string &msg) {
 }
 
 // Parses a whole non-negative integer.
-bool parseCount(const std::string &s, int64_t &out) {
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && end == s.data() + s.size() && out >= 0;
-}
-
 bool parsePositive(const std::string &s, double &out) {
   try {
     size_t used = 0;
@@ -91,10 +86,10 @@ std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
   for (const char *key : {"epochs", "batch", "seed", "checkpoint-every"}) {
     if (!args.has(key)) continue;
     int64_t v = 0;
-    if (!parseCount(args.get(key), v) || (std::string(key) == "batch" && v == 0))
-      return std::string("--") + key + " expects a " +
-             (std::string(key) == "batch" ? "positive" : "non-negative") + " integer, got '" +
-             args.get(key) + "'";
+    std::string flag = std::string("--") + key;
+    if (std::string msg = cli::readCount(flag, args.get(key), flag == "--batch" ? 1 : 0, INT64_MAX, v);
+        !msg.empty())
+      return msg;
     std::string name = key;
     if (name == "checkpoint-every") name = "checkpoint_every";
     config.set(name, v);
@@ -246,13 +241,16 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     return usageError("--data and --synthetic exclude each other");
 
   runtime::RunOptions ro;
-  if (args->has("steps") && !parseCount(args->get("steps"), ro.maxSteps))
-    return usageError("--steps expects a non-negative integer, got '" + args->get("steps") + "'");
+  if (args->has("steps"))
+    if (std::string msg = cli::readCount("--steps", args->get("steps"), 0, INT64_MAX, ro.maxSteps);
+        !msg.empty())
+      return usageError(msg);
   runtime::BackendOptions bo;
   if (args->has("threads")) {
     int64_t t = 0;
-    if (!parseCount(args->get("threads"), t) || t == 0 || t > 4096)
-      return usageError("--threads expects a positive integer, got '" + args->get("threads") + "'");
+    if (std::string msg = cli::readCount("--threads", args->get("threads"), 1, 4096, t);
+        !msg.empty())
+      return usageError(msg);
     bo.threads = static_cast<int>(t);
   }
   auto backends = runtime::BackendSet::create(args->get("backend"), bo);
@@ -322,10 +320,11 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   ro.comm = comm.get();
   ro.skipComm = args->has("skip-comm");
   ro.deterministic = args->has("deterministic");
-  if (args->has("micro-batch") &&
-      (!parseCount(args->get("micro-batch"), ro.microBatch) || ro.microBatch == 0))
-    return usageError("--micro-batch expects a positive integer, got '" +
-                      args->get("micro-batch") + "'");
+  if (args->has("micro-batch"))
+    if (std::string msg =
+            cli::readCount("--micro-batch", args->get("micro-batch"), 1, INT64_MAX, ro.microBatch);
+        !msg.empty())
+      return usageError(msg);
   if (args->has("micro-batch") && !ro.deterministic)
     return usageError("--micro-batch needs --deterministic");
   // A deterministic run reduces gradients itself, and normalizes each micro-batch.
