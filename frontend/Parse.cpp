@@ -100,12 +100,34 @@ SourceLoc locOf(const std::string &file, const antlr4::Token *t) {
           static_cast<uint32_t>(t->getCharPositionInLine() + 1)};
 }
 
+// Whether token t is part of a word: a name, or a non-ASCII character.
+bool inWord(const antlr4::Token *t) {
+  if (t->getType() == DtnnLexer::ID) return true;
+  std::string text = t->getType() == DtnnLexer::BAD_CHAR ? t->getText() : "";
+  return !text.empty() && static_cast<unsigned char>(text[0]) >= 0x80;
+}
+
+// The tokens [first, last] of the word around non-ASCII character i, where
+// each touches the next (`relü`, `dënse`).
+std::pair<size_t, size_t> wordAround(const std::vector<antlr4::Token *> &tokens, size_t i) {
+  auto touch = [&](size_t a, size_t b) {
+    return tokens[a]->getStopIndex() + 1 == tokens[b]->getStartIndex();
+  };
+  size_t first = i, last = i;
+  while (first > 0 && inWord(tokens[first - 1]) && touch(first - 1, first)) --first;
+  while (last + 1 < tokens.size() && inWord(tokens[last + 1]) && touch(last, last + 1)) ++last;
+  return {first, last};
+}
+
 // Reports lexical errors and nesting deeper than the parser may recurse.
 bool checkTokens(const std::string &name, const std::vector<antlr4::Token *> &tokens,
                  DiagnosticEngine &diags) {
   bool ok = true;
   unsigned depth = 0, unaryRun = 0;
-  for (const antlr4::Token *t : tokens) {
+  size_t wordEnd = 0; // tokens before this one belong to a word already reported
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const antlr4::Token *t = tokens[i];
+    if (i < wordEnd && inWord(t)) continue;
     switch (t->getType()) {
     case DtnnLexer::UNTERMINATED_STRING:
       diags.error(locOf(name, t), "unterminated string literal");
@@ -119,12 +141,24 @@ bool checkTokens(const std::string &name, const std::vector<antlr4::Token *> &to
       std::string text = t->getText();
       unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
       char buf[32];
-      if (c >= 0x80)
-        buf[0] = 0; // a valid non-ASCII character, shown as itself
-      else if (c >= 0x21 && c < 0x7f)
+      if (c >= 0x80) {
+        // A name with a non-ASCII letter is reported whole, at its start.
+        auto [first, last] = wordAround(tokens, i);
+        std::string word;
+        for (size_t k = first; k <= last; ++k) word += tokens[k]->getText();
+        if (first != last) {
+          diags.error(locOf(name, tokens[first]),
+                      "'" + word + "' is not a name: names are ASCII letters, digits and '_'");
+          wordEnd = last + 1;
+          ok = false;
+          break;
+        }
+        buf[0] = 0; // a lone non-ASCII character, shown as itself
+      } else if (c >= 0x21 && c < 0x7f) {
         std::snprintf(buf, sizeof buf, "'%c'", c);
-      else
+      } else {
         std::snprintf(buf, sizeof buf, "byte 0x%02x", c);
+      }
       diags.error(locOf(name, t), std::string("unexpected character ") +
                                       (buf[0] ? std::string(buf) : "'" + text + "'"));
       ok = false;
