@@ -135,6 +135,15 @@ def per_model(text, models, what):
     return out
 
 
+def model_list(parser, text):
+    """The comma-separated model names of `text`; a usage error for an unknown one."""
+    models = [m.strip() for m in text.split(",") if m.strip()]
+    for m in models:
+        if m not in MODELS:
+            parser.error(f"unknown model '{m}'; choose from {', '.join(MODELS)}")
+    return models
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -160,10 +169,7 @@ def parse_args():
     p.add_argument("--json", default=None, help="also write each run's record to this JSON-lines file")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
     a = p.parse_args()
-    a.models = [m.strip() for m in a.models.split(",") if m.strip()]
-    for m in a.models:
-        if m not in MODELS:
-            p.error(f"unknown model '{m}'; choose from {', '.join(MODELS)}")
+    a.models = model_list(p, a.models)
     if a.repeat is None:
         a.repeat = QUICK["repeat"] if a.quick else 7
     if a.repeat < 1 or a.threads < 1:

@@ -42,10 +42,7 @@ def parse_args():
     p.add_argument("--steps", default=None, help="timed training steps: N, or NAME=N,...")
     p.add_argument("--build-dir", default="build")
     a = p.parse_args()
-    a.models = [m.strip() for m in a.models.split(",") if m.strip()]
-    for m in a.models:
-        if m not in compare.MODELS:
-            p.error(f"unknown model '{m}'; choose from {', '.join(compare.MODELS)}")
+    a.models = compare.model_list(p, a.models)
     if a.repeat < 1:
         p.error("--repeat must be positive")
     a.steps = compare.per_model(a.steps, a.models, "--steps")

@@ -29,10 +29,7 @@ def main():
     p.add_argument("--threads", type=int, default=compare.usable_cores())
     p.add_argument("--build-dir", default="build")
     a = p.parse_args()
-    a.models = [m.strip() for m in a.models.split(",") if m.strip()]
-    for m in a.models:
-        if m not in compare.MODELS:
-            p.error(f"unknown model '{m}'; choose from {', '.join(compare.MODELS)}")
+    a.models = compare.model_list(p, a.models)
     if a.repeat < 1 or a.threads < 1:
         p.error("--repeat and --threads must be positive")
     a.build_dir = os.path.join(compare.REPO, a.build_dir)

@@ -86,7 +86,7 @@ private:
       for (size_t i = 0; once && i < step.in.size(); ++i) {
         const PlanValue &v = plan_.values[step.in[i]];
         once = step.shapeOnly(i) || v.storage == PlanValue::Storage::Param ||
-               (v.storage == PlanValue::Storage::Cached);
+               v.storage == PlanValue::Storage::Cached;
       }
       for (int id : step.out) once = once && !outputs.count(id);
       if (!once) continue;
