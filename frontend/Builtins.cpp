@@ -60,7 +60,7 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
   if (name == "len") {
     if (!arity(1, 1)) return Val::poison();
     const Val &v = args[0].value;
-    if (v.isSequence()) return Val::integer(static_cast<int64_t>(v.items.size()), loc);
+    if (v.isSequence()) return Val::integer(static_cast<int64_t>(v.items().size()), loc);
     if (v.kind == Val::Kind::String) return Val::integer(static_cast<int64_t>(v.s.size()), loc);
     error(args[0].loc, "'len' expects a list, tuple or string, got " + describe(v));
     return Val::poison();
@@ -76,12 +76,19 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
       error(args[2].loc, "range step must not be zero");
       return Val::poison();
     }
-    std::vector<Val> items;
-    for (int64_t i = lo; stepBy > 0 ? i < hi : i > hi; i += stepBy) {
-      if (!step(loc)) return Val::poison();
-      items.push_back(Val::integer(i, loc));
+    __int128 span = static_cast<__int128>(hi) - lo;
+    __int128 count = span == 0 || (span > 0) != (stepBy > 0) ? 0 : (span - (stepBy > 0 ? 1 : -1)) / stepBy + 1;
+    if (count > static_cast<__int128>(SequenceBudget::kMaxLiveItems)) {
+      error(loc, "range has " + std::to_string(static_cast<unsigned long long>(count)) +
+                     " items; lists hold at most " + std::to_string(SequenceBudget::kMaxLiveItems));
+      return Val::poison();
     }
-    return Val::sequence(Val::Kind::List, std::move(items), loc);
+    std::vector<Val> items;
+    for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) {
+      if (!step(loc)) return Val::poison();
+      items.push_back(Val::integer(lo + k * stepBy, loc));
+    }
+    return sequence(Val::Kind::List, std::move(items), loc);
   }
   if (name == "min" || name == "max") {
     if (args.empty()) return arity(1, SIZE_MAX), Val::poison();

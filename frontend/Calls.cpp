@@ -24,17 +24,17 @@ std::optional<ir::AttrValue> toAttr(const Val &v, ir::AttrKind k) {
   case Val::Kind::List:
   case Val::Kind::Tuple: {
     bool allInts = true;
-    for (const Val &x : v.items) {
+    for (const Val &x : v.items()) {
       if (!x.isNumber()) return std::nullopt;
       allInts &= x.kind == Val::Kind::Int;
     }
     if (allInts) {
       std::vector<int64_t> xs;
-      for (const Val &x : v.items) xs.push_back(x.i);
+      for (const Val &x : v.items()) xs.push_back(x.i);
       return ir::coerceAttr(ir::AttrValue(xs), k);
     }
     std::vector<double> xs;
-    for (const Val &x : v.items) xs.push_back(x.asDouble());
+    for (const Val &x : v.items()) xs.push_back(x.asDouble());
     return ir::coerceAttr(ir::AttrValue(xs), k);
   }
   default: return std::nullopt;
@@ -200,7 +200,7 @@ Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<
     return Val::poison();
   }
   if (done.results.size() == 1) return done.results[0];
-  return Val::sequence(Val::Kind::Tuple, std::move(done.results), loc);
+  return sequence(Val::Kind::Tuple, std::move(done.results), loc);
 }
 
 Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<EvArg> args) {
@@ -215,10 +215,10 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
     const Val &v = args[first].value;
     if (v.kind == Val::Kind::Tensor && tensors.size() < wanted) {
       tensors.push_back(v);
-    } else if (variadic && v.isSequence() && !v.items.empty() &&
-               std::all_of(v.items.begin(), v.items.end(),
+    } else if (variadic && v.isSequence() && !v.items().empty() &&
+               std::all_of(v.items().begin(), v.items().end(),
                            [](const Val &x) { return x.kind == Val::Kind::Tensor; })) {
-      tensors.insert(tensors.end(), v.items.begin(), v.items.end());
+      tensors.insert(tensors.end(), v.items().begin(), v.items().end());
     } else {
       break;
     }
@@ -313,6 +313,10 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
       error(loc, "parameter name '" + full + "' is already used; give this layer a different name=");
       return Val::poison();
     }
+    if (std::string why = ir::sizeProblem(p.type); !why.empty()) {
+      error(loc, "parameter '" + full + "' is too large: " + why);
+      return Val::poison();
+    }
     params.push_back(module_->addParam(full, p.type, p.init, p.trainable, irLoc(loc))->value);
   }
   return emitOp(def, loc, tensors, std::move(params), std::move(ctx.attrs));
@@ -351,7 +355,7 @@ Val Elaborator::emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::ve
   if (op->results().size() == 1) return Val::tensorOf(op->result(0), loc);
   std::vector<Val> outs;
   for (ir::Value *r : op->results()) outs.push_back(Val::tensorOf(r, loc));
-  return Val::sequence(Val::Kind::Tuple, std::move(outs), loc);
+  return sequence(Val::Kind::Tuple, std::move(outs), loc);
 }
 
 } // namespace dtnn::frontend

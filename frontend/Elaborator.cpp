@@ -4,37 +4,6 @@
 
 namespace dtnn::frontend {
 
-const char *kindName(Val::Kind k) {
-  switch (k) {
-  case Val::Kind::Poison: return "error";
-  case Val::Kind::None: return "nothing";
-  case Val::Kind::Int: return "int";
-  case Val::Kind::Float: return "float";
-  case Val::Kind::Bool: return "bool";
-  case Val::Kind::String: return "string";
-  case Val::Kind::List: return "list";
-  case Val::Kind::Tuple: return "tuple";
-  case Val::Kind::Tensor: return "tensor";
-  case Val::Kind::Callable: return "layer";
-  }
-  return "?";
-}
-
-std::string describe(const Val &v) {
-  switch (v.kind) {
-  case Val::Kind::Int: return "int " + std::to_string(v.i);
-  case Val::Kind::Float: return "float " + ir::formatDouble(v.f);
-  case Val::Kind::Bool: return v.b ? "bool true" : "bool false";
-  case Val::Kind::String: return "string \"" + (v.s.size() > 30 ? v.s.substr(0, 27) + "..." : v.s) + "\"";
-  case Val::Kind::List:
-  case Val::Kind::Tuple:
-    return std::string(kindName(v.kind)) + " of " + std::to_string(v.items.size());
-  case Val::Kind::Tensor: return "tensor " + v.tensor->type().str();
-  case Val::Kind::Callable: return "layer '" + v.s + "'";
-  default: return kindName(v.kind);
-  }
-}
-
 Elaborator::Elaborator(const Program &program, DiagnosticEngine &diags)
     : program_(program), diags_(diags) {}
 
@@ -70,6 +39,13 @@ bool Elaborator::step(const SourceLoc &loc) {
   return !diags_.tooManyErrors();
 }
 
+Val Elaborator::sequence(Val::Kind kind, std::vector<Val> items, const SourceLoc &loc) {
+  std::string why;
+  Val v = sequences_.make(kind, std::move(items), loc, why);
+  if (v.isPoison()) error(loc, why);
+  return v;
+}
+
 bool convertType(const TypeAst &t, ir::TensorType &out, DiagnosticEngine &diags) {
   auto dtype = ir::parseDType(t.dtype);
   if (!dtype) {
@@ -91,9 +67,17 @@ bool convertType(const TypeAst &t, ir::TensorType &out, DiagnosticEngine &diags)
     } else if (d.size < 1) {
       diags.error(d.loc, "dimension must be positive, got " + std::to_string(d.size));
       return false;
+    } else if (d.size > ir::kMaxDim) {
+      diags.error(d.loc, "dimension " + std::to_string(d.size) + " is larger than the largest, 2^40 (" +
+                             std::to_string(ir::kMaxDim) + ")");
+      return false;
     } else {
       out.dims.push_back(d.size);
     }
+  }
+  if (std::string why = ir::sizeProblem(out); !why.empty()) {
+    diags.error(t.loc, "type is too large: " + why);
+    return false;
   }
   return true;
 }
@@ -182,14 +166,14 @@ void Elaborator::bindPattern(const Pattern &p, const Val &v, bool isVar) {
     for (const Pattern &item : p.items) bindPattern(item, v, isVar);
     return;
   }
-  if (!v.isSequence() || v.items.size() != p.items.size()) {
+  if (!v.isSequence() || v.items().size() != p.items.size()) {
     error(p.loc, "cannot unpack " + describe(v) + " into " + std::to_string(p.items.size()) +
                      " names",
           {note(v.origin, "value produced here")});
     for (const Pattern &item : p.items) bindPattern(item, Val::poison(), isVar);
     return;
   }
-  for (size_t i = 0; i < p.items.size(); ++i) bindPattern(p.items[i], v.items[i], isVar);
+  for (size_t i = 0; i < p.items.size(); ++i) bindPattern(p.items[i], v.items()[i], isVar);
 }
 
 void Elaborator::exec(const StmtList &stmts) {
@@ -232,7 +216,7 @@ void Elaborator::execStmt(const Stmt &s) {
       error(s.exprs[0]->loc, "for loop needs a list or tuple, got " + describe(seq));
       return;
     }
-    for (const Val &item : seq.items) {
+    for (const Val &item : seq.items()) {
       if (!step(s.loc)) return;
       frame().scopes.emplace_back();
       bindPattern(s.target, item, false);

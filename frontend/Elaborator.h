@@ -96,6 +96,8 @@ private:
   void error(const SourceLoc &loc, std::string message, std::vector<Diagnostic> notes = {});
   Diagnostic note(const SourceLoc &loc, std::string message) const;
   bool step(const SourceLoc &loc); // counts work; false once over budget
+  // A list or tuple, or poison after an error at `loc` when it breaks the sequence budget.
+  Val sequence(Val::Kind kind, std::vector<Val> items, const SourceLoc &loc);
 
   Frame &frame() { return frames_.back(); }
 
@@ -110,6 +112,7 @@ private:
   std::set<std::string> paramNames_;
   uint64_t steps_ = 0;
   bool overBudget_ = false;
+  SequenceBudget sequences_;
 };
 
 // Converts a declared tensor type; reports errors and returns false on failure.

@@ -22,8 +22,8 @@ Val Elaborator::eval(const Expr &e) {
   case Expr::Kind::List: {
     std::vector<Val> items;
     for (const auto &k : e.kids) items.push_back(eval(*k));
-    return Val::sequence(e.kind == Expr::Kind::Tuple ? Val::Kind::Tuple : Val::Kind::List,
-                         std::move(items), e.loc);
+    return sequence(e.kind == Expr::Kind::Tuple ? Val::Kind::Tuple : Val::Kind::List,
+                    std::move(items), e.loc);
   }
   case Expr::Kind::If: {
     Val c = eval(*e.kids[0]);
@@ -81,9 +81,9 @@ bool sameValue(const Val &a, const Val &b) {
   case Val::Kind::Tensor: return a.tensor == b.tensor;
   case Val::Kind::List:
   case Val::Kind::Tuple:
-    if (a.items.size() != b.items.size()) return false;
-    for (size_t i = 0; i < a.items.size(); ++i)
-      if (!sameValue(a.items[i], b.items[i])) return false;
+    if (a.items().size() != b.items().size()) return false;
+    for (size_t i = 0; i < a.items().size(); ++i)
+      if (!sameValue(a.items()[i], b.items()[i])) return false;
     return true;
   default: return true;
   }
@@ -115,10 +115,11 @@ Val Elaborator::evalBinary(const Expr &e) {
   }
   if (!a.isNumber() || !b.isNumber()) {
     if (op == "+" && a.isSequence() && a.kind == b.kind) {
-      Val out = a;
-      out.items.insert(out.items.end(), b.items.begin(), b.items.end());
-      out.origin = e.loc;
-      return out;
+      std::vector<Val> items;
+      items.reserve(a.items().size() + b.items().size());
+      items.insert(items.end(), a.items().begin(), a.items().end());
+      items.insert(items.end(), b.items().begin(), b.items().end());
+      return sequence(a.kind, std::move(items), e.loc);
     }
     return mismatch();
   }
@@ -172,14 +173,14 @@ Val Elaborator::evalIndex(const Expr &e) {
     error(e.loc, "index must be an int, got " + describe(idx));
     return Val::poison();
   }
-  int64_t n = static_cast<int64_t>(seq.items.size());
+  int64_t n = static_cast<int64_t>(seq.items().size());
   int64_t i = idx.i < 0 ? idx.i + n : idx.i;
   if (i < 0 || i >= n) {
     error(e.loc, "index " + std::to_string(idx.i) + " is out of range for " + describe(seq),
           {note(seq.origin, "value produced here")});
     return Val::poison();
   }
-  return seq.items[static_cast<size_t>(i)];
+  return seq.items()[static_cast<size_t>(i)];
 }
 
 Val Elaborator::tensorBinary(const Expr &e, const std::string &opName, const Val &a, const Val &b) {

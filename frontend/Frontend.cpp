@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <functional>
 
@@ -21,22 +22,30 @@ namespace {
 
 // Runs `fn` on a thread with a large stack, so that deep but legal inputs
 // are bounded by the front end's own limits rather than the process stack.
+// An exception thrown by `fn` (std::bad_alloc) is rethrown to the caller.
 void runWithLargeStack(const std::function<void()> &fn) {
+  struct Job {
+    const std::function<void()> &fn;
+    std::exception_ptr error;
+  } job{fn, nullptr};
+  auto trampoline = [](void *p) -> void * {
+    Job &j = *static_cast<Job *>(p);
+    try {
+      j.fn();
+    } catch (...) {
+      j.error = std::current_exception();
+    }
+    return nullptr;
+  };
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, size_t{512} << 20);
   pthread_t thread;
-  auto trampoline = [](void *p) -> void * {
-    (*static_cast<const std::function<void()> *>(p))();
-    return nullptr;
-  };
-  if (pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()> *>(&fn)) != 0) {
-    pthread_attr_destroy(&attr);
-    fn();
-    return;
-  }
+  bool started = pthread_create(&thread, &attr, trampoline, &job) == 0;
   pthread_attr_destroy(&attr);
-  pthread_join(thread, nullptr);
+  if (started) pthread_join(thread, nullptr);
+  else trampoline(&job);
+  if (job.error) std::rethrow_exception(job.error);
 }
 
 // Reads a whole file; reports a diagnostic naming the file on failure.

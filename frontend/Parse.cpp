@@ -13,6 +13,27 @@ using grammar::DtnnParser;
 
 namespace {
 
+// ANTLR's input stream over text that checkBytes has found to be valid UTF-8, decoded
+// here at 4 bytes a character: the runtime's own decoder grows its buffer to about
+// 20 bytes a byte of source on the way.
+class SourceInput : public antlr4::ANTLRInputStream {
+public:
+  explicit SourceInput(const std::string &utf8) {
+    size_t chars = 0;
+    for (unsigned char c : utf8) chars += (c & 0xc0) != 0x80;
+    _data.reserve(chars);
+    for (size_t i = 0; i < utf8.size();) {
+      auto byte = [&](size_t k) { return static_cast<unsigned char>(utf8[i + k]); };
+      unsigned char c = byte(0);
+      size_t len = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+      char32_t cp = len == 1 ? c : c & (0x7f >> len);
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (byte(k) & 0x3f);
+      _data.push_back(cp);
+      i += len;
+    }
+  }
+};
+
 // Thrown by the error listener to abandon a parse after too many errors;
 // never leaves this file.
 struct TooManyErrors {};
@@ -199,7 +220,7 @@ std::unique_ptr<FileAst> parseSource(const std::string &name, const std::string 
     return nullptr;
   }
   if (!checkBytes(name, text, diags)) return nullptr;
-  antlr4::ANTLRInputStream input(text);
+  SourceInput input(text);
   DtnnLexer lexer(&input);
   lexer.removeErrorListeners();
   std::vector<std::unique_ptr<antlr4::Token>> lexed;

@@ -4,6 +4,7 @@
 
 #include "ir/IR.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,6 @@ struct Val {
   double f = 0;
   bool b = false;
   std::string s; // string value, or the layer/block a Callable refers to
-  std::vector<Val> items;
   ir::Value *tensor = nullptr;
   SourceLoc origin; // where the value was produced
 
@@ -54,24 +54,41 @@ struct Val {
     x.s = std::move(name);
     return x;
   }
-  static Val sequence(Kind k, std::vector<Val> items, SourceLoc at = {}) {
-    Val x = make(k, std::move(at));
-    x.items = std::move(items);
-    return x;
-  }
 
   bool isPoison() const { return kind == Kind::Poison; }
   bool isNumber() const { return kind == Kind::Int || kind == Kind::Float; }
   bool isSequence() const { return kind == Kind::List || kind == Kind::Tuple; }
   double asDouble() const { return kind == Kind::Int ? static_cast<double>(i) : f; }
+  // The items of a list or tuple (empty for other kinds). Copies of a sequence share them.
+  const std::vector<Val> &items() const;
+  // How deeply sequences nest in this value: 0 for a scalar, 1 for a list of scalars.
+  uint32_t depth() const { return depth_; }
 
 private:
+  friend class SequenceBudget;
+  std::shared_ptr<const std::vector<Val>> items_;
+  uint32_t depth_ = 0;
+
   static Val make(Kind k, SourceLoc at = {}) {
     Val x;
     x.kind = k;
     x.origin = std::move(at);
     return x;
   }
+};
+
+// Makes lists and tuples within the elaborator's bounds on compile-time memory: the
+// items alive at once, over all sequences, and how deeply they nest.
+class SequenceBudget {
+public:
+  static constexpr size_t kMaxLiveItems = 1'000'000;
+  static constexpr uint32_t kMaxDepth = 256;
+
+  // The sequence; poison with `why` set when it would break a bound.
+  Val make(Val::Kind kind, std::vector<Val> items, SourceLoc at, std::string &why);
+
+private:
+  std::shared_ptr<size_t> live_ = std::make_shared<size_t>(0);
 };
 
 // The kind of a value as the language names it: int, float, tensor, ...

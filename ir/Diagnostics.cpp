@@ -8,9 +8,12 @@ namespace dtnn {
 const std::string &SourceManager::add(const std::string &name, std::string text) {
   auto buf = std::make_unique<Buffer>();
   buf->text = std::move(text);
-  buf->lineStarts.push_back(0);
-  for (size_t i = 0; i < buf->text.size(); ++i)
-    if (buf->text[i] == '\n') buf->lineStarts.push_back(i + 1);
+  buf->strideStarts.push_back(0);
+  buf->lines = 1;
+  for (size_t i = 0; i < buf->text.size(); ++i) {
+    if (buf->text[i] != '\n') continue;
+    if (buf->lines++ % kLineStride == 0) buf->strideStarts.push_back(i + 1);
+  }
   auto &slot = buffers_[name];
   slot = std::move(buf);
   return slot->text;
@@ -18,9 +21,11 @@ const std::string &SourceManager::add(const std::string &name, std::string text)
 
 std::string SourceManager::lineText(const std::string &file, uint32_t line) const {
   auto it = buffers_.find(file);
-  if (it == buffers_.end() || line == 0 || line > it->second->lineStarts.size()) return "";
+  if (it == buffers_.end() || line == 0 || line > it->second->lines) return "";
   const Buffer &b = *it->second;
-  size_t begin = b.lineStarts[line - 1];
+  size_t begin = b.strideStarts[(line - 1) / kLineStride];
+  for (uint32_t l = (line - 1) / kLineStride * kLineStride + 1; l < line; ++l)
+    begin = b.text.find('\n', begin) + 1;
   size_t end = b.text.find('\n', begin);
   if (end == std::string::npos) end = b.text.size();
   if (end > begin && b.text[end - 1] == '\r') --end;

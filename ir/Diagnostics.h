@@ -38,9 +38,13 @@ public:
   std::string lineText(const std::string &file, uint32_t line) const;
 
 private:
+  // Every kLineStride-th line start is indexed; lineText scans from the nearest one, so that
+  // the index stays small even for a file of empty lines.
+  static constexpr uint32_t kLineStride = 256;
   struct Buffer {
     std::string text;
-    std::vector<size_t> lineStarts;
+    std::vector<size_t> strideStarts; // start of lines 1, 1 + kLineStride, ...
+    uint32_t lines = 0;
   };
   std::map<std::string, std::unique_ptr<Buffer>> buffers_;
 };

@@ -1,6 +1,7 @@
 #include "ir/Summary.h"
 
 #include <algorithm>
+#include <climits>
 #include <set>
 
 namespace dtnn::ir {
@@ -26,19 +27,26 @@ ModelSummary summarize(const Module &m, const Graph &g) {
       if (!counted.insert(p).second) continue;
       int64_t n = p->type.staticElements();
       if (p->trainable)
-        row.params += n;
+        row.params = saturatingAdd(row.params, n);
     }
     for (const Value *v : op->results()) out.push_back(v->type());
     if (op->def().macs) row.macs = op->def().macs(in, out, op->attrs());
     if (row.layer.empty()) row.layer = "-";
-    s.trainableParams += row.params;
-    s.macs += row.macs;
+    s.trainableParams = saturatingAdd(s.trainableParams, row.params);
+    s.macs = saturatingAdd(s.macs, row.macs);
     s.rows.push_back(std::move(row));
   }
   for (const auto &p : m.params())
-    if (!p->trainable) s.bufferElements += p->type.staticElements();
+    if (!p->trainable) s.bufferElements = saturatingAdd(s.bufferElements, p->type.staticElements());
   return s;
 }
+
+namespace {
+
+// A count as printed: its digits, or ">=9223372036854775807" when it saturated.
+std::string countStr(int64_t n) { return (n == INT64_MAX ? ">=" : "") + std::to_string(n); }
+
+} // namespace
 
 void printSummary(const ModelSummary &s, std::ostream &os) {
   const char *headers[] = {"Layer", "Op", "Output shape", "Params", "MACs"};
@@ -48,8 +56,8 @@ void printSummary(const ModelSummary &s, std::ostream &os) {
     w[0] = std::max(w[0], r.layer.size());
     w[1] = std::max(w[1], r.op.size());
     w[2] = std::max(w[2], r.shape.size());
-    w[3] = std::max(w[3], std::to_string(r.params).size());
-    w[4] = std::max(w[4], std::to_string(r.macs).size());
+    w[3] = std::max(w[3], countStr(r.params).size());
+    w[4] = std::max(w[4], countStr(r.macs).size());
   }
   auto cell = [&](const std::string &text, size_t width, bool right) {
     std::string pad(width - std::min(width, text.size()), ' ');
@@ -73,11 +81,12 @@ void printSummary(const ModelSummary &s, std::ostream &os) {
   size_t total = w[0] + w[1] + w[2] + w[3] + w[4] + 8;
   os << std::string(total, '-') << '\n';
   for (const auto &r : s.rows)
-    rowOut(r.layer, r.op, r.shape, std::to_string(r.params), std::to_string(r.macs));
+    rowOut(r.layer, r.op, r.shape, countStr(r.params), countStr(r.macs));
   os << std::string(total, '-') << '\n';
   os << "Layers: " << s.rows.size() << '\n';
-  os << "MACs per sample: " << s.macs << '\n';
-  os << "Buffers (not trained): " << s.bufferElements << '\n';
+  os << "MACs per sample: " << countStr(s.macs) << '\n';
+  os << "Buffers (not trained): " << countStr(s.bufferElements) << '\n';
+  // Plain digits: within the IR's size limit no module has INT64_MAX parameters.
   os << "Total params: " << s.trainableParams << '\n';
 }
 

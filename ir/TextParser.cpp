@@ -15,9 +15,6 @@ namespace dtnn::ir {
 
 namespace {
 
-// Larger dimensions are rejected so that shape arithmetic cannot overflow.
-constexpr int64_t kMaxDim = int64_t{1} << 40;
-
 // "; did you mean 'x'?" when a candidate is close to `name`, else "".
 // `sigil` is prepended to the suggestion.
 std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates,
@@ -494,7 +491,8 @@ bool Parser::parseType(TensorType &t) {
         return errorAt(tok_,
                        "dimensions must be non-negative or '?', got " + std::string(tok_.spelling));
       if (tok_.intValue > kMaxDim)
-        return errorAt(tok_, "dimension " + std::string(tok_.spelling) + " is too large");
+        return errorAt(tok_, "dimension " + std::string(tok_.spelling) +
+                                 " is larger than the largest, 2^40 (" + std::to_string(kMaxDim) + ")");
       t.dims.push_back(tok_.intValue);
     } else {
       return errorAt(tok_,

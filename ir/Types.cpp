@@ -1,5 +1,7 @@
 #include "ir/Types.h"
 
+#include <algorithm>
+
 namespace dtnn::ir {
 
 namespace {
@@ -49,6 +51,32 @@ int64_t TensorType::staticElements() const {
 std::optional<int64_t> TensorType::numElements() const {
   if (!isStatic()) return std::nullopt;
   return staticElements();
+}
+
+std::string sizeProblem(const TensorType &t) {
+  const std::string limit = "2^40 (" + std::to_string(kMaxElements) + ")";
+  for (int64_t d : t.dims)
+    if (d != kDynamic && d > kMaxDim)
+      return "dimension " + std::to_string(d) + " of " + t.str() + " is larger than the largest, " + limit;
+  if (std::count(t.dims.begin(), t.dims.end(), 0)) return "";
+  unsigned __int128 n = 1; // each factor is at most 2^40, so no product overflows
+  for (int64_t d : t.dims) {
+    if (d != kDynamic) n *= static_cast<uint64_t>(d);
+    if (n > static_cast<unsigned __int128>(kMaxElements)) return t.str() + " has more than " + limit + " elements";
+  }
+  return "";
+}
+
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+int64_t saturatingProduct(std::initializer_list<int64_t> factors) {
+  int64_t r = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(r, f, &r)) return INT64_MAX;
+  return r;
 }
 
 std::string dimsStr(const std::vector<int64_t> &dims) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,7 +31,8 @@ struct TensorType {
 
   size_t rank() const { return dims.size(); }
   bool isStatic() const;
-  // Product of the static dimensions (dynamic ones are skipped).
+  // Product of the static dimensions (dynamic ones are skipped). Exact for
+  // types within kMaxElements, which sizeProblem checks.
   int64_t staticElements() const;
   // Number of elements, or nullopt when a dimension is dynamic.
   std::optional<int64_t> numElements() const;
@@ -42,6 +44,23 @@ struct TensorType {
 };
 
 // Text form of a dimension list, e.g. `[?,3,32,32]`.
+// The largest tensor the IR describes: 2^40 in any dimension and in all. One
+// limit, held by the front end, the text parser and the verifier alike, so that
+// every module one tool writes the others read; within it an element count,
+// and a sum of a million of them, stays well inside int64.
+constexpr int64_t kMaxDim = int64_t{1} << 40;
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// "" when `t` is within the limit, else why not: "dimension 2199023255553 of
+// f32[2199023255553,4] is larger than the largest, 2^40 (1099511627776)" or
+// "f32[1048576,2097152] has more than 2^40 (1099511627776) elements".
+std::string sizeProblem(const TensorType &t);
+
+// a + b and the product of `factors` (each non-negative), at most INT64_MAX:
+// counts over many tensors (MACs, parameters) that the limit above does not bound.
+int64_t saturatingAdd(int64_t a, int64_t b);
+int64_t saturatingProduct(std::initializer_list<int64_t> factors);
+
 std::string dimsStr(const std::vector<int64_t> &dims);
 
 } // namespace dtnn::ir

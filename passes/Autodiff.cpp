@@ -133,6 +133,9 @@ public:
     if (fwd->outputs().size() != 1)
       return Error::make("autodiff: the model must return one prediction, @" + fwd->name() +
                          " returns " + std::to_string(fwd->outputs().size()));
+    if (fwd->outputs()[0]->kind() == ir::Value::Kind::Param)
+      return Error::make("autodiff: the prediction of @" + fwd->name() + " is the parameter " +
+                         "@" + fwd->outputs()[0]->param()->name + ", which does not depend on the input");
     for (const ir::Value *in : fwd->inputs())
       if (in->name() == "label" || in->name() == "lr" || in->name() == "step")
         return Error::make("autodiff: model input %" + in->name() +

@@ -75,6 +75,8 @@ struct EarlyStopping {
   // Records one epoch's loss; returns true when training should stop. A NaN
   // loss counts as no improvement.
   bool update(double loss);
+  // Whether early stopping has ended the run (a checkpoint written then restores this).
+  bool stopped() const { return bad >= patience; }
   // The best loss and the count of epochs without improvement, for checkpoints.
   std::map<std::string, std::string> state() const;
   // Restores a state written by state(); unchanged on error.

@@ -7,11 +7,13 @@
 #include "runtime/Threads.h"
 #include "runtime/Report.h"
 #include "runtime/TrainState.h"
+#include "ir/Attributes.h"
 #include "ir/Printer.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -124,6 +126,11 @@ private:
   Expected<bool> endEpoch(int64_t epoch, double monitored);
   // Prints the final test accuracy (evaluating if no epoch ran).
   RunStatus finish(double lastTestAcc);
+  // "" or why the loss of a train step shows the run failed: not finite, or diverged.
+  std::string lossProblem(double loss) const;
+  // "" or why an evaluation's record shows the model failed: a test or validation loss
+  // that is not finite.
+  static std::string evalProblem(const EpochRecord &r);
   bool stepLimitReached() const { return o_.maxSteps >= 0 && runSteps_ >= o_.maxSteps; }
   Error findGraphs();
   Error loadData();
@@ -187,6 +194,7 @@ private:
   Progress progress_;
   double lr_ = 0;
   int64_t runSteps_ = 0; // steps of this run (a resumed run counts from 0)
+  double firstLoss_ = 0; // the loss of this run's first step
   Timing runTiming_;
   std::unique_ptr<Communicator> ownComm_;
   Communicator &comm_;                    // the ranks: start-up checks, metrics
@@ -221,6 +229,8 @@ Error Session::findGraphs() {
 }
 
 Error Session::checkData(const Dataset &d, const std::string &which) {
+  // An empty set would train no step, or average over no sample, and report nan.
+  if (d.count == 0) return Error::make(data_.description + ": the " + which + " set is empty");
   const ir::TensorType &in = fwd_->inputs()[0]->type();
   std::vector<int64_t> want(in.dims.begin() + 1, in.dims.end());
   if (d.sampleShape != want) {
@@ -263,6 +273,9 @@ Error Session::loadData() {
   auto [trainIdx, valIdx] = splitValidation(data_.train.count, s_.validation, s_.seed);
   trainIdx_ = std::move(trainIdx);
   valIdx_ = std::move(valIdx);
+  if (trainIdx_.empty() && !o_.evalOnly)
+    return Error::make(data_.description + ": no training samples are left after the " +
+                       std::to_string(valIdx_.size()) + " held out for validation");
   return Error::success();
 }
 
@@ -346,7 +359,9 @@ Error Session::saveState(const std::string &path) {
   if (!leader()) return Error::success();
   std::map<std::string, std::string> meta = {{"seed", std::to_string(s_.seed)},
                                              {"optimizer", s_.optimizer},
-                                             {"loss", s_.loss}};
+                                             {"loss", s_.loss},
+                                             {"batch", std::to_string(s_.batch)},
+                                             {"train_samples", std::to_string(trainIdx_.size())}};
   for (const auto &[k, v] : schedule_->state()) meta["schedule." + k] = v;
   if (early_)
     for (const auto &[k, v] : early_->state()) meta["early_stopping." + k] = v;
@@ -470,6 +485,7 @@ Error Session::setUp() {
     early_ = *es;
   }
   if (Error e = checkSaveFolder()) return e;
+  if (Error e = checkThreadHeadroom(threadCount())) return e;
   if (Error e = checkFits(ParamStore::bytesNeeded(m_), backend_.memoryBytes(),
                           "the parameters and optimizer state of model '" + fwd_->name() + "' need",
                           memoryOwner(backend_)))
@@ -512,6 +528,23 @@ Error Session::resume() {
                          it->second + ", this run uses " + value + "; set " + key + " to " +
                          it->second + " to resume it");
   }
+  // A checkpoint written mid-epoch continues the epoch's batch sequence, which the batch size
+  // and the training set fix: with others the rest of the epoch would skip or repeat samples.
+  auto say = [](const std::string &key, const std::string &v) {
+    return key == "batch" ? "a batch of " + v : v + " training samples";
+  };
+  if (progress_.stepInEpoch > 0)
+    for (auto [key, value] : {std::pair{"batch", std::to_string(s_.batch)},
+                              std::pair{"train_samples", std::to_string(trainIdx_.size())}}) {
+      auto it = meta->find(key);
+      if (it != meta->end() && it->second != value)
+        return Error::make(o_.resumePath + ": checkpoint stopped in the middle of epoch " +
+                           std::to_string(progress_.epoch + 1) + " (after step " +
+                           std::to_string(progress_.stepInEpoch) + ") with " + say(key, it->second) +
+                           ", this run has " + say(key, value) + "; resuming it would skip or "
+                           "repeat samples. Resume with the same batch and data, or from a "
+                           "checkpoint written at the end of an epoch");
+    }
   std::map<std::string, std::string> sched, es;
   for (const auto &[k, v] : *meta) {
     if (k.starts_with("schedule.")) sched[k.substr(9)] = v;
@@ -542,7 +575,8 @@ RunStatus Session::evalOnly() {
     out_ << " test_" << (s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]) << " "
          << 100 * t->mean(i + 1) << "%";
   if (t->timing.samples) out_ << " (" << formatRate(t->timing.rate()) << " images/s)";
-  out_ << "\n";
+  out_ << "\n" << std::flush;
+  if (std::string why = evalProblem(r); !why.empty()) return fail(why + ".", RunStatus::TrainingFailed);
   if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.write(r)) return fail(e.message());
   return RunStatus::Ok;
@@ -589,6 +623,31 @@ RunStatus Session::deterministicSteps(BatchLoader &loader, int64_t stepsPerEpoch
   return RunStatus::Ok;
 }
 
+// A run diverged when its loss is not finite, or is this many times the first step's
+// (at least 1): far past any loss a converging run of any scale goes through.
+constexpr double kDivergence = 1e6;
+
+std::string Session::evalProblem(const EpochRecord &r) {
+  for (const auto &[key, value] : r.values) {
+    if ((key != "test_loss" && key != "val_loss") || std::isfinite(value)) continue;
+    std::string set = key == "test_loss" ? "test" : "validation";
+    return "the " + set + " loss is " + (std::isnan(value) ? "nan" : "infinite") +
+           ": the model's outputs on the " + set + " set are not finite";
+  }
+  return "";
+}
+
+std::string Session::lossProblem(double loss) const {
+  if (std::isnan(loss)) return "the loss became nan";
+  if (std::isinf(loss)) return "the loss became infinite";
+  double bound = kDivergence * std::max(1.0, std::fabs(firstLoss_));
+  if (std::fabs(loss) <= bound) return "";
+  char text[96];
+  std::snprintf(text, sizeof text, "the loss diverged to %.4g, more than %.0e times the first step's %.4g",
+                loss, kDivergence, firstLoss_);
+  return text;
+}
+
 RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, double dt,
                              int64_t stepsPerEpoch, Totals &train, Timing &epochTiming) {
   int64_t epoch = progress_.epoch;
@@ -596,12 +655,14 @@ RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, doubl
   ++progress_.stepInEpoch;
   ++runSteps_;
   double loss = v[0];
-  if (!std::isfinite(loss))
-    return fail("the loss became " + std::string(std::isnan(loss) ? "nan" : "infinite") +
-                    " at epoch " + std::to_string(epoch + 1) + ", step " +
+  if (runSteps_ == 1) firstLoss_ = loss;
+  if (std::string why = lossProblem(loss); !why.empty())
+    return fail(why + " at epoch " + std::to_string(epoch + 1) + ", step " +
                     std::to_string(progress_.stepInEpoch) + " (global step " +
-                    std::to_string(progress_.step) +
-                    "); stopping. A lower learning rate may help.",
+                    std::to_string(progress_.step) + "); stopping. " +
+                    (runSteps_ == 1 ? "It came from the model and data, not the learning rate: "
+                                      "no update had been made yet."
+                                    : "A lower learning rate may help."),
                 RunStatus::TrainingFailed);
   train.add(v, b.samples);
   if (runSteps_ > 5) { // the first steps of a run are warm-up
@@ -678,7 +739,11 @@ RunStatus Session::run() {
   out_ << "\n";
 
   double lastTestAcc = std::nan("");
-  bool stop = false;
+  // A checkpoint written when early stopping fired ends a run as its last epoch does.
+  bool stop = early_ && early_->stopped();
+  if (stop)
+    out_ << "early stopping had ended the run that wrote " << o_.resumePath << " (after epoch "
+         << progress_.epoch << "); nothing to train\n";
   while (!stop && progress_.epoch < s_.epochs) {
     int64_t epoch = progress_.epoch;
     double started = nowSeconds();
@@ -704,6 +769,9 @@ RunStatus Session::run() {
     if (!r) return fail(r.error().message());
     lastTestAcc = r->get("test_acc");
     out_ << epochLine(*r, s_.epochs) << "\n" << std::flush;
+    if (std::string why = evalProblem(*r); !why.empty())
+      return fail(why + " after epoch " + std::to_string(epoch + 1) + "; stopping.",
+                  RunStatus::TrainingFailed);
     if (leader() && !o_.metricsPath.empty())
       if (Error e = writer.write(*r)) return fail(e.message());
     if (epochDone) {

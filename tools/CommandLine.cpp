@@ -5,6 +5,9 @@
 #include <charconv>
 #include <climits>
 #include <filesystem>
+#include <iostream>
+#include <new>
+#include <system_error>
 
 namespace dtnn::cli {
 
@@ -126,6 +129,34 @@ std::string readCount(const std::string &name, const std::string &text, int64_t 
   if (out < lo) return name + " must be at least " + std::to_string(lo) + ", got '" + text + "'";
   if (out > hi) return name + " accepts at most " + std::to_string(hi) + ", got '" + text + "'";
   return "";
+}
+
+std::string exceptionMessage(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::bad_alloc &) {
+    return "out of memory";
+  } catch (const std::system_error &err) {
+    // std::thread's constructor reports a thread the system refuses this way.
+    if (err.code() == std::errc::resource_unavailable_try_again)
+      return "cannot start a thread: " + err.code().message() +
+             " (the process is at its limit of memory or threads; see ulimit -v and -u)";
+    return err.what();
+  } catch (const std::exception &err) {
+    return std::string("internal error: ") + err.what();
+  } catch (...) {
+    return "internal error: unknown exception";
+  }
+}
+
+int runGuarded(const std::string &tool, const std::function<int()> &body) {
+  try {
+    return body();
+  } catch (...) {
+    std::cout << std::flush;
+    std::cerr << tool << ": error: " << exceptionMessage(std::current_exception()) << "\n";
+    return 1;
+  }
 }
 
 } // namespace dtnn::cli

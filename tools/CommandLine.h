@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,5 +52,16 @@ std::string pathClash(const std::vector<NamedPath> &outputs, const std::vector<N
 
 // Help text listing each option with its value name and description.
 std::string optionsHelp(const std::vector<OptionSpec> &specs);
+
+// What a tool says of an exception that reached its main: "out of memory" for
+// std::bad_alloc, "cannot start a thread: ..." when the system refuses one,
+// the reason for another failed system call (std::system_error), and
+// "internal error: <what>" for anything else (a bug).
+std::string exceptionMessage(std::exception_ptr e);
+
+// Runs a tool's body. An exception that escapes it is printed as
+// "TOOL: error: MESSAGE" (after flushing stdout) and the tool returns 1, so
+// that no failure ends in std::terminate.
+int runGuarded(const std::string &tool, const std::function<int()> &body);
 
 } // namespace dtnn::cli

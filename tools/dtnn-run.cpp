@@ -342,8 +342,8 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
 } // namespace
 
 // Runs that would not fit in the backend's memory are refused before they
-// start; an allocation that fails anyway (data sets, host copies) ends the
-// run with a message instead of an abort.
+// start; an allocation that fails anyway (data sets, host copies), or any
+// other exception, ends the run with a message instead of an abort.
 // In a job of several ranks, a rank that fails ends the whole job, so that
 // no other rank waits for it in a collective.
 int main(int argc, char **argv) {
@@ -351,10 +351,10 @@ int main(int argc, char **argv) {
   int status = kOk;
   try {
     status = run(argc, argv, comm);
-  } catch (const std::bad_alloc &) {
+  } catch (...) {
     std::cout << std::flush;
     std::cerr << "dtnn-run: " << (comm && comm->size() > 1 ? "rank " + std::to_string(comm->rank()) + ": " : "")
-              << "error: out of memory\n";
+              << "error: " << cli::exceptionMessage(std::current_exception()) << "\n";
     status = kInputError;
   }
   if (status != kOk && comm && comm->size() > 1) comm->abortJob(status);

@@ -159,4 +159,6 @@ int run(int argc, char **argv) {
 
 } // namespace
 
-int main(int argc, char **argv) { return run(argc, argv); }
+int main(int argc, char **argv) {
+  return cli::runGuarded("dtnn-sim", [&] { return run(argc, argv); });
+}

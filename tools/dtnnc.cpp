@@ -328,9 +328,7 @@ int cmdSummary(const std::vector<std::string> &argv) {
   return emit(*args, out.str());
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int dtnnc(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kUsage;
@@ -354,4 +352,10 @@ int main(int argc, char **argv) {
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
             << kUsage;
   return kUsageError;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  return cli::runGuarded("dtnnc", [&] { return dtnnc(argc, argv); });
 }

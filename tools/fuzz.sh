@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fuzzes the front end with libFuzzer.
+# Fuzzes the front end (.dtnn source) or the textual IR (parser, verifier and the passes of the
+# compile and train pipelines) with libFuzzer.
 #
-#   bash tools/fuzz.sh [SECONDS]     # default 60
+#   bash tools/fuzz.sh [SECONDS] [frontend|ir]     # default 60 seconds, frontend
 #
 # Fuzzing needs its own build directory (default build-fuzz, or DTNN_FUZZ_BUILD_DIR), configured
 # with clang and -DDTNN_BUILD_FUZZERS=ON, in which every target is compiled with
@@ -9,15 +10,21 @@
 # instrumented for coverage and memory errors, not only the fuzz entry point. The normal build
 # stays on g++ and only replays the corpus (ctest's fuzz-corpus-replay).
 #
-# The fuzzer works on a copy of test/fuzz/corpus in BUILD/fuzz-corpus and saves the new
-# interesting inputs it finds there; crashes go to BUILD/fuzz-artifacts. To add the new inputs
-# to the committed corpus, minimised:
-#   BUILD/bin/dtnn-fuzz-frontend -merge=1 -max_len=4096 test/fuzz/corpus BUILD/fuzz-corpus
+# The fuzzer works on a copy of its committed corpus (test/fuzz/corpus, test/fuzz/ir-corpus) in
+# BUILD/fuzz-corpus-TARGET and saves the new interesting inputs it finds there; crashes go to
+# BUILD/fuzz-artifacts-TARGET. To add the new inputs to the committed corpus, minimised:
+#   BUILD/bin/dtnn-fuzz-frontend -merge=1 -max_len=4096 test/fuzz/corpus BUILD/fuzz-corpus-frontend
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO_ROOT"
 SECONDS_TO_RUN="${1:-60}"
+TARGET="${2:-frontend}"
+case "$TARGET" in
+  frontend) CORPUS=test/fuzz/corpus; MAX_LEN=4096 ;;
+  ir) CORPUS=test/fuzz/ir-corpus; MAX_LEN=16384 ;;
+  *) echo "tools/fuzz.sh: unknown target '$TARGET' (frontend or ir)" >&2; exit 2 ;;
+esac
 BUILD_DIR="${DTNN_FUZZ_BUILD_DIR:-build-fuzz}"
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 
@@ -44,20 +51,22 @@ if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
     -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
 fi
-cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target dtnn-fuzz-frontend
+cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target "dtnn-fuzz-$TARGET"
 
-mkdir -p "$BUILD_DIR/fuzz-corpus" "$BUILD_DIR/fuzz-artifacts"
-cp -n test/fuzz/corpus/* "$BUILD_DIR/fuzz-corpus/"
-before="$(find "$BUILD_DIR/fuzz-corpus" -type f | wc -l)"
+WORK_CORPUS="$BUILD_DIR/fuzz-corpus-$TARGET"
+ARTIFACTS="$BUILD_DIR/fuzz-artifacts-$TARGET"
+mkdir -p "$WORK_CORPUS" "$ARTIFACTS"
+cp -n "$CORPUS"/* "$WORK_CORPUS/"
+before="$(find "$WORK_CORPUS" -type f | wc -l)"
 
-"$BUILD_DIR/bin/dtnn-fuzz-frontend" \
-  -max_len=4096 \
+"$BUILD_DIR/bin/dtnn-fuzz-$TARGET" \
+  -max_len="$MAX_LEN" \
   -max_total_time="$SECONDS_TO_RUN" \
   -timeout=10 \
   -rss_limit_mb=4096 \
   -print_final_stats=1 \
-  -artifact_prefix="$BUILD_DIR/fuzz-artifacts/" \
-  "$BUILD_DIR/fuzz-corpus"
+  -artifact_prefix="$ARTIFACTS/" \
+  "$WORK_CORPUS"
 
-after="$(find "$BUILD_DIR/fuzz-corpus" -type f | wc -l)"
-echo "fuzz corpus: $before -> $after inputs in $BUILD_DIR/fuzz-corpus"
+after="$(find "$WORK_CORPUS" -type f | wc -l)"
+echo "fuzz corpus: $before -> $after inputs in $WORK_CORPUS"

@@ -99,7 +99,7 @@ std::vector<const OperandSpec *> bindConv2d(const OpDef &def, const AttrMap &att
 int64_t conv2dMacs(const std::vector<TensorType> &in, const std::vector<TensorType> &out,
                    const AttrMap &) {
   const TensorType &w = in[1], &y = out[0];
-  return y.dims[1] * y.dims[2] * y.dims[3] * w.dims[1] * w.dims[2] * w.dims[3];
+  return saturatingProduct({y.dims[1], y.dims[2], y.dims[3], w.dims[1], w.dims[2], w.dims[3]});
 }
 
 // Shared by the data and weight gradients: runs conv2d's shape rule on the
@@ -151,7 +151,7 @@ MacsFn conv2dGradientMacs(size_t wAt) {
   return [wAt](const std::vector<TensorType> &in, const std::vector<TensorType> &,
                const AttrMap &) {
     const TensorType &w = in[wAt], &dy = in[0];
-    return dy.dims[1] * dy.dims[2] * dy.dims[3] * w.dims[1] * w.dims[2] * w.dims[3];
+    return saturatingProduct({dy.dims[1], dy.dims[2], dy.dims[3], w.dims[1], w.dims[2], w.dims[3]});
   };
 }
 

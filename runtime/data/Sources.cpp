@@ -201,8 +201,8 @@ Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, cons
   if (*classes < 1 || *classes > 65536)
     return Error::make(name + ": 'classes' must be in 1..65536, got " +
                        std::to_string(*classes));
-  if (*train < 1 || *test < 0 || *train > kMaxBytes || *test > kMaxBytes)
-    return Error::make(name + ": 'train_size' must be positive and 'test_size' not negative, got train_size=" +
+  if (*train < 1 || *test < 1 || *train > kMaxBytes || *test > kMaxBytes)
+    return Error::make(name + ": 'train_size' and 'test_size' must be positive, got train_size=" +
                        std::to_string(*train) + ", test_size=" + std::to_string(*test));
   if (bytes > kMaxBytes / (*train + *test))
     return Error::make(name + ": " + std::to_string(*train + *test) + " samples of " +

@@ -517,7 +517,7 @@ TEST(SourcesTest, SyntheticBadArguments) {
   EXPECT_EQ(error("shape", std::vector<int64_t>{1, 0}),
             "synthetic: 'shape' dimensions must be positive, got [1,0]");
   EXPECT_EQ(error("train_size", int64_t(0)),
-            "synthetic: 'train_size' must be positive and 'test_size' not negative, got train_size=0, test_size=1000");
+            "synthetic: 'train_size' and 'test_size' must be positive, got train_size=0, test_size=1000");
   EXPECT_EQ(error("shape", std::vector<int64_t>{1000, 1000, 1000}),
             "synthetic: 7000 samples of 1000x1000x1000 exceed the 4 GiB limit of synthetic data");
 }

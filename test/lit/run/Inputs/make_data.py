@@ -50,6 +50,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     side = 28 if kind == "big-images" else 8
     for prefix, count in (("train", 64), ("t10k", 32)):
+        if kind == "empty-test" and prefix == "t10k":
+            count = 0
         images = idx_images(count, side)
         labels = [i % 4 for i in range(count)]
         if kind == "bad-label" and prefix == "train":

@@ -1,0 +1,81 @@
+// Compile-time values: descriptions for messages, and sequences made within bounds.
+#include "frontend/Value.h"
+
+#include "ir/Attributes.h"
+
+#include <algorithm>
+
+namespace dtnn::frontend {
+
+const std::vector<Val> &Val::items() const {
+  static const std::vector<Val> none;
+  return items_ ? *items_ : none;
+}
+
+namespace {
+
+// Frees a sequence's items and takes them off the live count they were charged to.
+struct ReleaseItems {
+  std::shared_ptr<size_t> live;
+  void operator()(const std::vector<Val> *items) const {
+    *live -= items->size();
+    delete items;
+  }
+};
+
+} // namespace
+
+Val SequenceBudget::make(Val::Kind kind, std::vector<Val> items, SourceLoc at, std::string &why) {
+  uint32_t depth = 0;
+  for (const Val &x : items) depth = std::max(depth, x.depth());
+  if (depth + 1 > kMaxDepth) {
+    why = "lists and tuples nest more than " + std::to_string(kMaxDepth) + " deep";
+    return Val::poison();
+  }
+  if (items.size() > kMaxLiveItems - *live_) {
+    why = "lists and tuples would hold more than " + std::to_string(kMaxLiveItems) +
+          " items at once (this one " + std::to_string(items.size()) + ")";
+    return Val::poison();
+  }
+  *live_ += items.size();
+  Val x = Val::poison();
+  x.kind = kind;
+  x.origin = std::move(at);
+  x.depth_ = depth + 1;
+  x.items_ = std::shared_ptr<const std::vector<Val>>(new std::vector<Val>(std::move(items)),
+                                                      ReleaseItems{live_});
+  return x;
+}
+
+const char *kindName(Val::Kind k) {
+  switch (k) {
+  case Val::Kind::Poison: return "error";
+  case Val::Kind::None: return "nothing";
+  case Val::Kind::Int: return "int";
+  case Val::Kind::Float: return "float";
+  case Val::Kind::Bool: return "bool";
+  case Val::Kind::String: return "string";
+  case Val::Kind::List: return "list";
+  case Val::Kind::Tuple: return "tuple";
+  case Val::Kind::Tensor: return "tensor";
+  case Val::Kind::Callable: return "layer";
+  }
+  return "?";
+}
+
+std::string describe(const Val &v) {
+  switch (v.kind) {
+  case Val::Kind::Int: return "int " + std::to_string(v.i);
+  case Val::Kind::Float: return "float " + ir::formatDouble(v.f);
+  case Val::Kind::Bool: return v.b ? "bool true" : "bool false";
+  case Val::Kind::String: return "string \"" + (v.s.size() > 30 ? v.s.substr(0, 27) + "..." : v.s) + "\"";
+  case Val::Kind::List:
+  case Val::Kind::Tuple:
+    return std::string(kindName(v.kind)) + " of " + std::to_string(v.items().size());
+  case Val::Kind::Tensor: return "tensor " + v.tensor->type().str();
+  case Val::Kind::Callable: return "layer '" + v.s + "'";
+  default: return kindName(v.kind);
+  }
+}
+
+} // namespace dtnn::frontend
