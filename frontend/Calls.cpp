@@ -2,6 +2,7 @@
 // binding arguments, expanding blocks in a new frame, and turning layer
 // calls into IR ops with named parameters.
 #include "frontend/Elaborator.h"
+#include "frontend/PyTorchNames.h"
 
 #include "frontend/Resolve.h"
 #include "ir/OpTable.h"
@@ -83,9 +84,7 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
   auto block = program_.blocks.find(target);
   const ir::OpDef *op = ir::OpTable::get().lookup(target);
   if (!isBuiltin && block == program_.blocks.end() && !op) {
-    std::string hint = closestMatch(target, callableNames());
-    error(loc, "unknown layer or block '" + target + "'" +
-                   (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    error(loc, "unknown layer or block '" + target + "'" + didYouMean(target, callableNames()));
     return Val::poison();
   }
   for (const EvArg &a : args)
@@ -144,9 +143,7 @@ Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<
     if (i == b.params.size()) {
       std::vector<std::string> names;
       for (const auto &p : b.params) names.push_back(p.name);
-      std::string hint = closestMatch(a.name, names);
-      error(a.loc, "block '" + b.name + "' has no parameter '" + a.name + "'" +
-                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"),
+      error(a.loc, "block '" + b.name + "' has no parameter '" + a.name + "'" + didYouMean(a.name, names),
             {note(b.loc, "block '" + b.name + "' is declared here")});
       ok = false;
     } else if (bound[i]) {
@@ -203,6 +200,31 @@ Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<
   return sequence(Val::Kind::Tuple, std::move(done.results), loc);
 }
 
+namespace {
+
+// PyTorch's transpose(a, b) swaps two dimensions; dtnn's takes a permutation of all of them.
+// "" unless the arguments after the tensor are two ints, else the message, with the
+// permutation that swaps them ("... write transpose(x, [0, 2, 1])").
+std::string pytorchTranspose(const std::vector<EvArg> &args, size_t first, const std::vector<Val> &tensors) {
+  if (tensors.size() != 1 || args.size() != first + 2) return "";
+  for (size_t k = first; k < args.size(); ++k)
+    if (!args[k].name.empty() || args[k].value.kind != Val::Kind::Int) return "";
+  int64_t rank = static_cast<int64_t>(tensors[0].tensor->type().rank());
+  int64_t a = args[first].value.i, b = args[first + 1].value.i;
+  std::string swap = std::to_string(a) + ", " + std::to_string(b);
+  std::string why = "'transpose' takes a permutation of all " + std::to_string(rank) +
+                    " dimensions, not two dimensions to swap as PyTorch's transpose(" + swap + ")";
+  if (a < 0) a += rank;
+  if (b < 0) b += rank;
+  if (a < 0 || b < 0 || a >= rank || b >= rank) return why;
+  std::string perm;
+  for (int64_t i = 0; i < rank; ++i)
+    perm += (i ? ", " : "") + std::to_string(i == a ? b : i == b ? a : i);
+  return why + "; for that swap write transpose(x, [" + perm + "])";
+}
+
+} // namespace
+
 Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<EvArg> args) {
   std::string local = takeName(def.name, args);
   bool variadic = !def.operands.empty() && def.operands[0].arity == ir::OperandSpec::Variadic;
@@ -235,6 +257,12 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
                    std::to_string(tensors.size()) + " (use `x |> " + def.name + "(...)`)");
     return Val::poison();
   }
+  if (def.name == "transpose") {
+    if (std::string why = pytorchTranspose(args, first, tensors); !why.empty()) {
+      error(args[first].loc, why);
+      return Val::poison();
+    }
+  }
   // Bind the remaining arguments to the layer's arguments or the op's attributes.
   const std::vector<ir::AttrSpec> &specs = def.layer ? def.layer->args : def.attrs;
   ir::AttrMap values;
@@ -258,9 +286,8 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
       if (!spec) {
         std::vector<std::string> names;
         for (const auto &s : specs) names.push_back(s.name);
-        std::string hint = closestMatch(a.name, names);
-        error(a.loc, "'" + def.name + "' has no argument '" + a.name + "'" +
-                         (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+        error(a.loc, "'" + def.name + "' has no argument '" + a.name + "'" + didYouMean(a.name, names) +
+                         (a.name == "inplace" ? "; dtnn's layers never write their input, so leave it out" : ""));
         ok = false;
         continue;
       }

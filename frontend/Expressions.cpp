@@ -2,6 +2,7 @@
 // logic, indexing, conditionals, and tensor arithmetic (`+` on tensors
 // becomes an `add` op).
 #include "frontend/Elaborator.h"
+#include "frontend/PyTorchNames.h"
 
 #include "ir/OpTable.h"
 
@@ -46,8 +47,7 @@ Val Elaborator::evalName(const Expr &e) {
   std::vector<std::string> names = callableNames();
   for (const auto &scope : frame().scopes)
     for (const auto &[n, _] : scope) names.push_back(n);
-  std::string hint = closestMatch(e.text, names);
-  error(e.loc, "undefined name '" + e.text + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  error(e.loc, "undefined name '" + e.text + "'" + didYouMean(e.text, names));
   return Val::poison();
 }
 

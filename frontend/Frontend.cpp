@@ -69,12 +69,13 @@ std::pair<std::string, std::string> resolveImport(const std::string &importer,
                                                   const CompileOptions &opts) {
   std::error_code ec;
   fs::path local = fs::path(importer).parent_path() / target;
-  if (fs::is_regular_file(local, ec))
+  // Anything of that name: reading it reports a directory or a FIFO as such.
+  if (fs::exists(local, ec))
     return {local.lexically_normal().string(),
             (fs::path(importerIrName).parent_path() / target).lexically_normal().string()};
   for (const auto &d : opts.importDirs) {
     fs::path p = fs::path(d) / target;
-    if (fs::is_regular_file(p, ec))
+    if (fs::exists(p, ec))
       return {p.lexically_normal().string(), fs::path(target).lexically_normal().string()};
   }
   return {"", ""};

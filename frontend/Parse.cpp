@@ -1,5 +1,7 @@
 #include "frontend/Parse.h"
 
+#include "frontend/DivisionComments.h"
+
 #include "DtnnLexer.h"
 #include "DtnnParser.h"
 #include "antlr4-runtime.h"
@@ -32,6 +34,8 @@ public:
       i += len;
     }
   }
+  // The source, one element a character, as token indices count.
+  const std::u32string &chars() const { return _data; }
 };
 
 // Thrown by the error listener to abandon a parse after too many errors;
@@ -236,6 +240,7 @@ std::unique_ptr<FileAst> parseSource(const std::string &name, const std::string 
     }
   }
   if (!checkTokens(name, view, diags)) return nullptr;
+  if (!checkDivisionComments(name, input.chars(), view, diags)) return nullptr;
   antlr4::ListTokenSource source(std::move(lexed));
   antlr4::CommonTokenStream tokens(&source);
 

@@ -4,6 +4,7 @@
 // Then walk every expression: a name or callee must be in that set, or be a
 // block, an op, or a builtin function.
 #include "frontend/Resolve.h"
+#include "frontend/PyTorchNames.h"
 
 #include "ir/OpTable.h"
 
@@ -95,9 +96,8 @@ private:
     if (locals_.count(name) || globals_.count(name)) return;
     std::vector<std::string> candidates(globals_.begin(), globals_.end());
     candidates.insert(candidates.end(), locals_.begin(), locals_.end());
-    std::string hint = closestMatch(name, candidates);
     diags_.error(loc, std::string(called ? "unknown layer or block '" : "undefined name '") + name +
-                          "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+                          "'" + didYouMean(name, candidates));
     ok_ = false;
   }
 

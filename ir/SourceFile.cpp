@@ -1,29 +1,32 @@
 #include "ir/SourceFile.h"
 
+#include "ir/Files.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <memory>
 
 namespace dtnn {
 
 Expected<std::string> readSourceFile(const std::string &path, const std::string &kind) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return Error::make("'" + path + "' is a directory, not a " + kind);
-  std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(std::fopen(path.c_str(), "rb"),
-                                                        &std::fclose);
-  if (!file) return Error::make("cannot open '" + path + "': " + std::strerror(errno));
+  uint64_t size = 0;
+  Expected<FilePtr> file = openRegularFile(path, size);
+  if (!file) {
+    const std::string &why = file.error().message();
+    if (why == "is a directory") return Error::make("'" + path + "' is a directory, not a " + kind);
+    if (why.starts_with("is ")) return Error::make("'" + path + "' " + why);
+    return Error::make(why.starts_with("cannot open: ") ? "cannot open '" + path + "': " + why.substr(13)
+                                                        : "'" + path + "': " + why);
+  }
   std::string text;
   char chunk[1 << 16];
-  while (size_t n = std::fread(chunk, 1, sizeof chunk, file.get())) {
+  while (size_t n = std::fread(chunk, 1, sizeof chunk, file->get())) {
     if (text.size() + n > kMaxSourceBytes)
       return Error::make("'" + path + "' is larger than " +
                          std::to_string(kMaxSourceBytes >> 20) + " MB, too large for a " + kind);
     text.append(chunk, n);
   }
-  if (std::ferror(file.get()))
+  if (std::ferror(file->get()))
     return Error::make("cannot read '" + path + "': " + std::strerror(errno));
   return text;
 }

@@ -4,13 +4,16 @@
 #include "runtime/AtomicFile.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace dtnn::runtime {
 namespace {
@@ -29,6 +32,29 @@ std::string parentDir(const std::string &path) {
 std::string baseName(const std::string &path) {
   std::string::size_type slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The start of the names of this host's temporaries for `base`: ".BASE.tmp.HOST.", with BASE
+// cut to 64 bytes so that a name near the system's limit still leaves room for the rest.
+std::string temporaryPrefix(const std::string &base) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "host");
+  return "." + base.substr(0, 64) + ".tmp." + std::string(host).substr(0, 64) + ".";
+}
+
+// Removes temporaries for `base` in `dir` that a process of this host left behind when it was
+// killed while writing (their process no longer exists). Another host's are left alone: their
+// process ids mean nothing here.
+void removeStaleTemporaries(const std::string &dir, const std::string &base) {
+  std::string prefix = temporaryPrefix(base);
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && pid != ::getpid() && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+      ::unlink(it->path().c_str());
+  }
 }
 
 // An error "<path>: <what>: <strerror(err)>".
@@ -53,7 +79,7 @@ public:
     static std::atomic<uint64_t> counter{0};
     for (int attempt = 0; attempt < 100; ++attempt) {
       auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-      std::string name = dir + "/." + base + ".tmp." + std::to_string(::getpid()) + "." +
+      std::string name = dir + "/" + temporaryPrefix(base) + std::to_string(::getpid()) + "." +
                          std::to_string(counter++) + "." + std::to_string(stamp % 1000000007);
       fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ >= 0) {
@@ -116,6 +142,7 @@ Error writeFileAtomically(const std::string &path, const std::function<bool(std:
   bool exists = ::stat(path.c_str(), &old) == 0;
   if (exists && !S_ISREG(old.st_mode))
     return Error::make(path + ": not a regular file, so it is not replaced");
+  removeStaleTemporaries(dir, baseName(path));
   Temporary tmp;
   if (int err = tmp.create(dir, baseName(path)))
     return systemError(path, "cannot create a temporary file in '" + dir + "'", err);
@@ -137,6 +164,26 @@ Error writeFileAtomically(const std::string &path, const std::function<bool(std:
   tmp.commit();
   if (int err = syncDirectory(dir))
     return systemError(path, "written, but syncing directory '" + dir + "' failed", err);
+  return Error::success();
+}
+
+Error checkWritableAtomically(const std::string &path) {
+  std::string dir = parentDir(path);
+  struct stat old;
+  bool exists = ::stat(path.c_str(), &old) == 0;
+  if (exists && !S_ISREG(old.st_mode))
+    return Error::make(path + ": not a regular file, so it is not replaced");
+  {
+    Temporary tmp;
+    if (int err = tmp.create(dir, baseName(path)))
+      return systemError(path, "cannot create a temporary file in '" + dir + "'", err);
+  }
+  if (!exists) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) return systemError(path, "cannot create it", errno);
+    ::close(fd);
+    ::unlink(path.c_str());
+  }
   return Error::success();
 }
 

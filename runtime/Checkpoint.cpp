@@ -6,6 +6,8 @@
 // allocated, so memory stays bounded by the file size.
 #include "runtime/Checkpoint.h"
 
+#include "ir/Files.h"
+
 #include "runtime/AtomicFile.h"
 #include "runtime/SafetensorsHeader.h"
 
@@ -79,12 +81,6 @@ Error checkLayout(std::vector<Entry> &entries, uint64_t dataBytes) {
   return Error::success();
 }
 
-// Closes a stream; for std::unique_ptr.
-struct FileCloser {
-  void operator()(std::FILE *f) const { std::fclose(f); }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
-
 // Reads exactly n bytes into out.
 Error readExactly(std::FILE *file, void *out, size_t n) {
   if (n == 0 || std::fread(out, 1, n, file) == n)
@@ -109,32 +105,6 @@ Error readTensors(std::FILE *file, const std::vector<Entry> &entries, Checkpoint
     ckpt.tensors.emplace(e.name, std::move(t));
   }
   return Error::success();
-}
-
-// Opens path for reading if it is a regular file. O_NONBLOCK keeps a FIFO from blocking the
-// open; it has no effect on reads of regular files.
-Expected<FilePtr> openRegularFile(const std::string &path, uint64_t &size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return Error::make(std::string("cannot open: ") + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Error::make(std::string("cannot stat: ") + std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Error::make("not a regular file");
-  }
-  size = uint64_t(st.st_size);
-  FilePtr file(::fdopen(fd, "rb"));
-  if (!file) {
-    int err = errno;
-    ::close(fd);
-    return Error::make(std::string("cannot open: ") + std::strerror(err));
-  }
-  return file;
 }
 
 // Loads path, returning errors without the path prefix.

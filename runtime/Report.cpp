@@ -1,11 +1,13 @@
 #include "runtime/Report.h"
 
 #include "ir/Attributes.h"
+#include "ir/Files.h"
 
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <iomanip>
 #include <sstream>
@@ -46,26 +48,57 @@ int64_t peakRssBytes() {
 
 void ProgressBar::update(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss,
                          double imagesPerSecond) {
-  if (!enabled_) return;
+  if (mode_ == ProgressMode::Off) return;
   double now = nowSeconds();
-  if (step != steps && lastDraw_ >= 0 && now - lastDraw_ < 0.1) return;
+  if (epoch != epoch_) {
+    epoch_ = epoch;
+    epochStart_ = now;
+    startStep_ = step;
+    lastDraw_ = now;
+    return;
+  }
+  double interval = mode_ == ProgressMode::Bar ? 0.1 : lineSeconds_;
+  if (now - lastDraw_ < interval || (mode_ == ProgressMode::Lines && step == steps)) return;
   lastDraw_ = now;
-  const int width = 30;
-  int filled = steps ? static_cast<int>(width * step / steps) : width;
+  double perStep = step > startStep_ ? (now - epochStart_) / double(step - startStep_) : 0;
+  std::string left = perStep > 0 ? formatDuration(perStep * double(steps - step)) + " left" : "";
   std::ostringstream line;
-  line << "\repoch " << epoch << "/" << epochs << " [";
-  for (int i = 0; i < width; ++i) line << (i < filled ? '=' : i == filled ? '>' : ' ');
-  line << "] " << step << "/" << steps << " loss " << std::fixed << std::setprecision(4) << loss;
-  if (imagesPerSecond > 0) line << " " << std::setprecision(0) << imagesPerSecond << " img/s";
-  line << "\033[K";
+  if (mode_ == ProgressMode::Bar) {
+    const int width = 30;
+    int filled = steps ? static_cast<int>(width * step / steps) : width;
+    line << "\repoch " << epoch << "/" << epochs << " [";
+    for (int i = 0; i < width; ++i) line << (i < filled ? '=' : i == filled ? '>' : ' ');
+    line << "] " << step << "/" << steps;
+  } else {
+    line << "epoch " << epoch << "/" << epochs << ": step " << step << "/" << steps;
+  }
+  line << " loss " << std::fixed << std::setprecision(4) << loss;
+  if (imagesPerSecond > 0) line << " " << formatRate(imagesPerSecond) << " img/s";
+  if (!left.empty()) line << (mode_ == ProgressMode::Bar ? " " : ", ") << left;
+  if (mode_ == ProgressMode::Bar) {
+    line << "\033[K";
+    drawn_ = true;
+  } else {
+    line << "\n";
+  }
   os_ << line.str() << std::flush;
-  drawn_ = true;
 }
 
 void ProgressBar::clear() {
   if (!drawn_) return;
   os_ << "\r\033[K" << std::flush;
   drawn_ = false;
+}
+
+std::string formatDuration(double seconds) {
+  auto total = static_cast<int64_t>(seconds + 0.5);
+  int64_t h = total / 3600, m = total / 60 % 60, s = total % 60;
+  char text[48];
+  if (h > 0)
+    std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", (long long)h, (long long)m, (long long)s);
+  else
+    std::snprintf(text, sizeof text, "%lld:%02lld", (long long)m, (long long)s);
+  return text;
 }
 
 std::string formatRate(double v) {
@@ -104,8 +137,9 @@ MetricsWriter::~MetricsWriter() {
 
 Error MetricsWriter::open(const std::string &path, bool append) {
   path_ = path;
-  file_ = std::fopen(path.c_str(), append ? "a" : "w");
-  if (!file_) return Error::make("cannot open metrics file '" + path + "': " + std::strerror(errno));
+  Expected<FilePtr> file = openOutputFile(path, append);
+  if (!file) return Error::make("cannot open metrics file '" + path + "': " + file.error().message());
+  file_ = file->release();
   return Error::success();
 }
 

@@ -25,22 +25,39 @@ struct EpochRecord {
 // The peak resident set size of this process, in bytes.
 int64_t peakRssBytes();
 
-// Redraws "epoch 1/5 [=====>    ] 312/938 loss 0.5123 4890 img/s" on a
-// terminal at most ten times a second.
+// How a running epoch shows its progress.
+enum class ProgressMode {
+  Off,
+  // A line redrawn at most ten times a second, on a terminal:
+  // "epoch 1/5 [=====>    ] 312/938 loss 0.5123 4890 img/s 0:42 left".
+  Bar,
+  // A line every `lineSeconds` (30) of an epoch, in a file or a pipe (shorter epochs print none):
+  // "epoch 1/5: step 312/938 loss 0.5123 4890 img/s, 0:42 left".
+  Lines,
+};
+
 class ProgressBar {
 public:
-  ProgressBar(std::ostream &os, bool enabled) : os_(os), enabled_(enabled) {}
+  ProgressBar(std::ostream &os, ProgressMode mode, double lineSeconds = 30)
+      : os_(os), mode_(mode), lineSeconds_(lineSeconds) {}
   void update(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss,
               double imagesPerSecond);
-  // Erases the line before other output.
+  // Erases the bar before other output.
   void clear();
 
 private:
   std::ostream &os_;
-  bool enabled_;
+  ProgressMode mode_;
+  double lineSeconds_;
   bool drawn_ = false;
   double lastDraw_ = -1;
+  int64_t epoch_ = -1;     // the epoch being timed
+  double epochStart_ = 0;  // when its first step ended
+  int64_t startStep_ = 0;  // that step
 };
+
+// A duration as a clock shows it: "0:42", "12:05", "3:02:17".
+std::string formatDuration(double seconds);
 
 // An images-per-second figure with at least three significant digits:
 // "30343", "532", "10.5".

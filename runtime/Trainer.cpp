@@ -1,7 +1,9 @@
 #include "runtime/Trainer.h"
 
+#include "runtime/AtomicFile.h"
 #include "runtime/DeterministicStep.h"
 #include "runtime/HostMemory.h"
+#include "runtime/Interrupt.h"
 #include "runtime/ModuleRunner.h"
 #include "runtime/Profile.h"
 #include "runtime/Threads.h"
@@ -48,19 +50,25 @@ struct StagedBatch {
 };
 
 // Training time and images, for images per second.
+// The steps after a run's warm-up measure its speed; a run or an epoch that ends within the
+// warm-up is measured by its warm-up steps instead, so that a rate is never missing.
 struct Timing {
-  double seconds = 0;
-  int64_t samples = 0;
-  void add(double dt, int64_t n) {
-    seconds += dt;
-    samples += n;
+  double seconds[2] = {0, 0}; // warm-up steps, steps after
+  int64_t samples[2] = {0, 0};
+  void add(double dt, int64_t n, bool warmUp = false) {
+    seconds[!warmUp] += dt;
+    samples[!warmUp] += n;
   }
-  double rate() const { return seconds > 0 ? samples / seconds : 0; }
+  bool any() const { return samples[0] + samples[1] > 0; }
+  double rate() const {
+    int k = samples[1] > 0 ? 1 : 0;
+    return seconds[k] > 0 ? samples[k] / seconds[k] : 0;
+  }
   // The job's time: the slowest rank's (ranks that never wait for each other,
   // as with --skip-comm, may drift apart; the job ends with the last).
   Error slowestOf(Communicator &comm) {
     if (comm.size() == 1) return Error::success();
-    return comm.allreduce(&seconds, 1, ir::DType::F64, ReduceOp::Max, "reducing the timings");
+    return comm.allreduce(seconds, 2, ir::DType::F64, ReduceOp::Max, "reducing the timings");
   }
 };
 
@@ -94,7 +102,7 @@ public:
   Session(const ir::Module &m, const TrainSettings &s, const RunOptions &o,
           const BackendSet &backends, std::ostream &out, std::ostream &err)
       : m_(m), s_(s), o_(o), backends_(backends), backend_(backends.primary()), out_(out),
-        err_(err), bar_(out, o.progressBar),
+        err_(err), bar_(out, o.progress, o.progressSeconds),
         ownComm_(o.comm ? nullptr : makeLocalCommunicator()),
         comm_(o.comm ? *o.comm : *ownComm_),
         skipComm_(o.skipComm ? makeSkippingCommunicator(comm_) : nullptr),
@@ -126,6 +134,9 @@ private:
   Expected<bool> endEpoch(int64_t epoch, double monitored);
   // Prints the final test accuracy (evaluating if no epoch ran).
   RunStatus finish(double lastTestAcc);
+  // Ends a run that a signal interrupted between steps: writes the --save checkpoint, says
+  // where the run stopped and returns 128 + sig, as a shell reports a signal.
+  RunStatus interrupted(int sig);
   // "" or why the loss of a train step shows the run failed: not finite, or diverged.
   std::string lossProblem(double loss) const;
   // "" or why an evaluation's record shows the model failed: a test or validation loss
@@ -263,6 +274,8 @@ Error Session::loadData() {
     if (outT.rank() == 2) spec.args.set("classes", outT.dims[1]);
     for (const auto &[k, v] : s_.data.args.entries())
       if (s_.data.name == "synthetic") spec.args.set(k, v);
+    if (o_.syntheticTrain > 0) spec.args.set("train_size", o_.syntheticTrain);
+    if (o_.syntheticTest > 0) spec.args.set("test_size", o_.syntheticTest);
   }
   dataName_ = spec.name;
   auto d = dtnn::loadData(spec, o_.synthetic ? "" : o_.dataDir, s_.seed);
@@ -322,7 +335,7 @@ Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Da
     double t0 = nowSeconds();
     auto v = runStaged(*cur);
     if (!v) return v.takeError();
-    if (k > 0 || !*next) t.timing.add(nowSeconds() - t0, cur->batch.globalSize);
+    t.timing.add(nowSeconds() - t0, cur->batch.globalSize, k == 0); // the first batch warms up
     t.add(*v, cur->batch.samples);
   }
   if (!next) return next.takeError();
@@ -352,6 +365,11 @@ Error Session::checkSaveFolder() const {
       !fs::is_regular_file(o_.savePath, ec))
     return Error::make("cannot write a checkpoint to '" + o_.savePath +
                        "': not a regular file (checked before training)");
+  // The longest periodic name is the last epoch's.
+  for (const std::string &path : {o_.savePath, s_.checkpointEvery > 0 ? periodicPath(s_.epochs) : ""})
+    if (!path.empty())
+      if (Error e = checkWritableAtomically(path))
+        return Error::make("cannot write a checkpoint: " + e.message() + " (checked before training)");
   return Error::success();
 }
 
@@ -568,13 +586,13 @@ RunStatus Session::evalOnly() {
   for (size_t i = 0; i < s_.metrics.size(); ++i)
     r.add("test_" + std::string(s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]),
           t->mean(i + 1));
-  r.add("images_per_s", t->timing.samples ? t->timing.rate() : std::nan(""));
+  r.add("images_per_s", t->timing.rate());
   r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
   out_ << "test_loss " << t->mean(0);
   for (size_t i = 0; i < s_.metrics.size(); ++i)
     out_ << " test_" << (s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]) << " "
          << 100 * t->mean(i + 1) << "%";
-  if (t->timing.samples) out_ << " (" << formatRate(t->timing.rate()) << " images/s)";
+  if (t->timing.any()) out_ << " (" << formatRate(t->timing.rate()) << " images/s)";
   out_ << "\n" << std::flush;
   if (std::string why = evalProblem(r); !why.empty()) return fail(why + ".", RunStatus::TrainingFailed);
   if (leader() && !o_.metricsPath.empty())
@@ -588,7 +606,7 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
   // The next batch's inputs are copied in while the current one computes.
   Expected<std::unique_ptr<StagedBatch>> next = std::unique_ptr<StagedBatch>();
   if (!stepLimitReached()) next = stage(loader, *train_, true, 0);
-  while (next && *next) {
+  while (next && *next && !InterruptGuard::caught()) {
     std::unique_ptr<StagedBatch> cur = std::move(*next);
     next = std::unique_ptr<StagedBatch>();
     if (o_.maxSteps < 0 || runSteps_ + 1 < o_.maxSteps) next = stage(loader, *train_, true, 1);
@@ -611,7 +629,7 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
 RunStatus Session::deterministicSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals &train,
                                       Timing &epochTiming) {
   Batch b;
-  while (!stepLimitReached() && loader.next(b)) {
+  while (!stepLimitReached() && !InterruptGuard::caught() && loader.next(b)) {
     lr_ = schedule_->lr(progress_.epoch, progress_.stepInEpoch, stepsPerEpoch);
     double t0 = nowSeconds();
     auto v = det_->run(b, static_cast<float>(lr_), progress_.step + 1);
@@ -665,10 +683,9 @@ RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, doubl
                                     : "A lower learning rate may help."),
                 RunStatus::TrainingFailed);
   train.add(v, b.samples);
-  if (runSteps_ > 5) { // the first steps of a run are warm-up
-    runTiming_.add(dt, b.globalSize);
-    epochTiming.add(dt, b.globalSize);
-  }
+  bool warmUp = runSteps_ <= 5; // the first steps of a run are warm-up
+  runTiming_.add(dt, b.globalSize, warmUp);
+  epochTiming.add(dt, b.globalSize, warmUp);
   bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
               epochTiming.rate());
   return RunStatus::Ok;
@@ -700,7 +717,7 @@ Expected<EpochRecord> Session::epochRecord(int64_t epoch, const Totals &train,
   if (std::isnan(monitored)) monitored = t->mean(0);
   r.add("lr", lr_);
   r.add("seconds", nowSeconds() - started);
-  r.add("images_per_s", timing.samples ? timing.rate() : std::nan(""));
+  r.add("images_per_s", timing.rate());
   r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
   return r;
 }
@@ -717,6 +734,7 @@ Expected<bool> Session::endEpoch(int64_t epoch, double monitored) {
 RunStatus Session::run() {
   if (Error e = setUp()) return fail(e.message());
   if (o_.evalOnly) return evalOnly();
+  InterruptGuard interrupts;
   MetricsWriter writer;
   if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.open(o_.metricsPath, !o_.resumePath.empty())) return fail(e.message());
@@ -755,6 +773,7 @@ RunStatus Session::run() {
     RunStatus st = det_ ? deterministicSteps(loader, stepsPerEpoch, train, timing)
                         : trainSteps(loader, stepsPerEpoch, train, timing);
     if (st != RunStatus::Ok) return st;
+    if (int sig = InterruptGuard::caught()) return interrupted(sig);
     if (Error e = train.reduce(comm_, train_->outputs().size())) return fail(e.message());
     if (Error e = timing.slowestOf(comm_)) return fail(e.message());
     stop = stepLimitReached();
@@ -785,6 +804,22 @@ RunStatus Session::run() {
   return finish(lastTestAcc);
 }
 
+RunStatus Session::interrupted(int sig) {
+  bar_.clear();
+  std::string where = (progress_.stepInEpoch == 0
+                           ? "after epoch " + std::to_string(progress_.epoch)
+                           : "at epoch " + std::to_string(progress_.epoch + 1) + ", step " +
+                                 std::to_string(progress_.stepInEpoch)) +
+                      " (global step " + std::to_string(progress_.step) + ")";
+  std::string what = "no --save was given, so no checkpoint is written";
+  if (!o_.savePath.empty()) {
+    if (Error e = saveState(o_.savePath)) return fail(e.message());
+    what = "wrote the checkpoint " + o_.savePath + "; --resume " + o_.savePath + " continues it";
+  }
+  return fail(std::string("interrupted by ") + signalName(sig) + " " + where + "; " + what,
+              static_cast<RunStatus>(128 + sig));
+}
+
 RunStatus Session::finish(double lastTestAcc) {
   if (std::isnan(lastTestAcc)) {
     auto t = evaluate({}, data_.test);
@@ -796,7 +831,7 @@ RunStatus Session::finish(double lastTestAcc) {
   out_.precision(2);
   out_ << 100 * lastTestAcc << "%";
   out_ << std::defaultfloat;
-  if (runTiming_.samples) out_ << " (" << formatRate(runTiming_.rate()) << " images/s in training)";
+  if (runTiming_.any()) out_ << " (" << formatRate(runTiming_.rate()) << " images/s in training)";
   out_ << "\n";
   if (profile_) {
     if (profile_->runs() == 0)

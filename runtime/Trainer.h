@@ -8,6 +8,7 @@
 #include "ir/IR.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/Communicator.h"
+#include "runtime/Report.h"
 #include "runtime/TrainSettings.h"
 
 #include <functional>
@@ -21,12 +22,15 @@ class StepProfile;
 struct RunOptions {
   std::string dataDir;        // overrides the data source's default folder
   bool synthetic = false;     // train on synthetic data shaped like the model's input
+  int64_t syntheticTrain = 0; // its training and test set sizes (0: the train section's)
+  int64_t syntheticTest = 0;
   int64_t maxSteps = -1;      // stop after this many steps in all (across epochs)
   bool evalOnly = false;      // evaluate the test set and stop
   std::string metricsPath;    // JSON Lines, one object per epoch
   std::string savePath;       // checkpoint written when training ends
   std::string resumePath;     // checkpoint to start from
-  bool progressBar = false;   // redraw a progress line while an epoch runs
+  ProgressMode progress = ProgressMode::Off; // how a running epoch shows its progress
+  double progressSeconds = 30;               // the interval of ProgressMode::Lines
   bool prefetch = true;       // load batches on a background thread
   bool profile = false;       // time every op of the train step and print a table
   // The ranks of a data-parallel run (null: this process alone). Each rank
@@ -45,7 +49,8 @@ struct RunOptions {
 };
 
 // Exit status of a run, as dtnn-run returns it.
-enum class RunStatus { Ok = 0, InputError = 1, TrainingFailed = 3 };
+// A run that a signal interrupted returns 128 + the signal (130 for SIGINT, 143 for SIGTERM).
+enum class RunStatus { Ok = 0, InputError = 1, TrainingFailed = 3, Interrupted = 130, Terminated = 143 };
 
 // Trains the model of `m`; prints to `out` (progress, one line per epoch, the
 // final test accuracy) and errors to `err`.

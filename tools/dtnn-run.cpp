@@ -19,6 +19,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <new>
@@ -33,6 +34,8 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"model", "NAME", "the model to train (default: the file's only model)"},
     {"data", "DIR", "read the data set from DIR instead of its default folder"},
     {"synthetic", "", "train on synthetic data shaped like the model's input"},
+    {"synthetic-size", "TRAIN[,TEST]", "images of the synthetic training and test sets "
+                                       "(default: the train section's, else 6000,1000)"},
     {"epochs", "N", "number of epochs"},
     {"batch", "B", "batch size"},
     {"lr", "X", "base learning rate"},
@@ -47,7 +50,10 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"checkpoint-every", "N", "also keep a checkpoint every N epochs"},
     {"eval-only", "", "evaluate on the test set without training"},
     {"steps", "N", "stop after N training steps in all, then evaluate"},
-    {"no-progress", "", "print one line per epoch even on a terminal"},
+    {"no-progress", "", "print one line per epoch: no progress bar on a terminal, and no "
+                        "progress lines otherwise"},
+    {"progress-every", "SECONDS", "when the output is not a terminal, a progress line every "
+                                  "SECONDS of an epoch (default 30)"},
     {"profile", "", "time every op of the train step and print a table at the end"},
     {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)"},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
@@ -186,6 +192,8 @@ Error writeOpProfile(const std::string &path, const runtime::StepProfile &p) {
 
 // Everything but the last-resort handling of main.
 int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
+  // Line by line also into a file or a pipe, so that a long run's log is current.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> argvec(argv + 1, argv + argc);
   std::string err;
   std::vector<cli::OptionSpec> specs = kOptions;
@@ -315,7 +323,31 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   ro.metricsPath = args->get("metrics");
   ro.savePath = args->get("save");
   ro.resumePath = args->get("resume");
-  ro.progressBar = !args->has("no-progress") && isatty(STDOUT_FILENO);
+  ro.progress = args->has("no-progress")    ? runtime::ProgressMode::Off
+                : isatty(STDOUT_FILENO)       ? runtime::ProgressMode::Bar
+                                              : runtime::ProgressMode::Lines;
+  if (args->has("progress-every")) {
+    std::string text = args->get("progress-every");
+    char *end = nullptr;
+    double s = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !(s > 0 && s <= 1e9))
+      return usageError("--progress-every expects seconds between 0 and 1e9, got '" + text + "'");
+    ro.progressSeconds = s;
+  }
+  if (args->has("synthetic-size")) {
+    if (!ro.synthetic) return usageError("--synthetic-size needs --synthetic");
+    std::string sizes = args->get("synthetic-size");
+    size_t comma = sizes.find(',');
+    if (std::string msg = cli::readCount("--synthetic-size", sizes.substr(0, comma), 1,
+                                         INT32_MAX, ro.syntheticTrain);
+        !msg.empty())
+      return usageError(msg);
+    if (comma != std::string::npos)
+      if (std::string msg = cli::readCount("--synthetic-size", sizes.substr(comma + 1), 1,
+                                           INT32_MAX, ro.syntheticTest);
+          !msg.empty())
+        return usageError(msg);
+  }
   ro.profile = args->has("profile") || args->has("op-profile-out");
   ro.comm = comm.get();
   ro.skipComm = args->has("skip-comm");

@@ -1,6 +1,7 @@
 // dtnnc: the compiler driver. It parses options and calls the libraries;
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
 #include "frontend/Frontend.h"
+#include "ir/Files.h"
 #include "ir/OpCatalogue.h"
 #include "ir/Printer.h"
 #include "ir/SourceFile.h"
@@ -18,7 +19,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <iostream>
 #include <sstream>
@@ -110,8 +110,12 @@ int emit(const cli::ParsedArgs &args, const std::string &text) {
     std::cout << text;
     return kOk;
   }
-  std::ofstream f(out, std::ios::binary);
-  if (!(f << text) || !f.flush()) {
+  Expected<FilePtr> f = openOutputFile(out, false);
+  if (!f) {
+    std::cerr << "dtnnc: error: cannot write '" << out << "': " << f.error().message() << "\n";
+    return kInputError;
+  }
+  if (std::fwrite(text.data(), 1, text.size(), f->get()) != text.size() || std::fflush(f->get()) != 0) {
     std::cerr << "dtnnc: error: cannot write '" << out << "': " << std::strerror(errno) << "\n";
     return kInputError;
   }

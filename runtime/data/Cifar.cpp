@@ -3,10 +3,10 @@
 // read; records are then read in blocks straight into the data set.
 #include "runtime/data/Cifar.h"
 
+#include "ir/Files.h"
 #include "runtime/HostMemory.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 namespace dtnn {
@@ -51,10 +51,9 @@ Expected<Dataset> readCifar10(const std::vector<std::string> &batchFiles) {
   std::vector<uint64_t> sizes;
   uint64_t total = 0, memory = runtime::hostMemoryBytes();
   for (const std::string &path : batchFiles) {
-    std::error_code ec;
-    uint64_t size = std::filesystem::file_size(path, ec);
-    if (ec)
-      return Error::make(path + ": cannot open file");
+    uint64_t size = 0;
+    if (Expected<FilePtr> f = openRegularFile(path, size); !f)
+      return Error::make(path + ": " + f.error().message());
     if (size % kRecord != 0)
       return Error::make(path + ": size " + std::to_string(size) +
                          " is not a multiple of the 3073-byte record");

@@ -2,11 +2,15 @@
 // first, then exactly the data it promises, then whatever trails it is counted and refused.
 #include "runtime/data/Idx.h"
 
+#include "ir/Files.h"
 #include "runtime/HostMemory.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdint>
 #include <cstdio>
 
@@ -18,7 +22,21 @@ constexpr int32_t kNumClasses = 10;
 // A gzip or plain file read through zlib, closed on destruction.
 class GzFile {
 public:
-  explicit GzFile(const std::string &path) : path_(path), file_(gzopen(path.c_str(), "rb")) {}
+  // Opens a regular file only: gzopen would block on a FIFO.
+  explicit GzFile(const std::string &path) : path_(path) {
+    uint64_t size = 0;
+    Expected<FilePtr> f = openRegularFile(path, size);
+    if (!f) {
+      openError_ = f.error().message();
+      return;
+    }
+    int fd = ::dup(::fileno(f->get()));
+    file_ = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
+    if (!file_) {
+      openError_ = std::string("cannot open: ") + std::strerror(errno);
+      if (fd >= 0) ::close(fd);
+    }
+  }
   ~GzFile() {
     if (file_)
       gzclose(file_);
@@ -27,6 +45,8 @@ public:
   GzFile &operator=(const GzFile &) = delete;
 
   bool isOpen() const { return file_ != nullptr; }
+  // Why the file did not open ("is a directory", "cannot open: <reason>").
+  const std::string &openError() const { return openError_; }
 
   // Reads up to n bytes into dst (dst may be null to skip them); returns how many were read,
   // fewer than n only at the end of the data.
@@ -57,7 +77,8 @@ private:
   }
 
   std::string path_;
-  gzFile file_;
+  gzFile file_ = nullptr;
+  std::string openError_;
 };
 
 // Reads the big-endian u32 at p.
@@ -78,7 +99,7 @@ struct IdxFile {
 Expected<IdxFile> readIdxFile(const std::string &path, uint32_t numDims) {
   GzFile in(path);
   if (!in.isOpen())
-    return Error::make(path + ": cannot open file");
+    return Error::make(path + ": " + in.openError());
   uint8_t header[4 + 4 * 4];
   uint64_t headerBytes = 4 + 4 * uint64_t(numDims);
   Expected<uint64_t> got = in.read(header, headerBytes);
@@ -118,13 +139,13 @@ Expected<IdxFile> readIdxFile(const std::string &path, uint32_t numDims) {
   if (*got < expected)
     return Error::make(path + ": truncated data: header promises " + std::to_string(expected) +
                        " bytes, found " + std::to_string(*got));
-  Expected<uint64_t> trailing = in.read(nullptr, UINT64_MAX);
+  // One byte tells: a stream with gigabytes of trailing data is refused without inflating them.
+  Expected<uint64_t> trailing = in.read(nullptr, 1);
   if (!trailing)
     return trailing.takeError();
   if (*trailing)
-    return Error::make(path + ": " + std::to_string(*trailing) +
-                       " bytes of trailing data after the " + std::to_string(expected) +
-                       " the header promises");
+    return Error::make(path + ": trailing data after the " + std::to_string(expected) +
+                       " bytes the header promises");
   return idx;
 }
 

@@ -90,13 +90,14 @@ Expected<std::string> sourceDir(const Source &src, const DataSpec &spec,
   return dir;
 }
 
-// Returns dir/stem or dir/stem.gz, whichever exists, preferring the uncompressed file.
+// Returns dir/stem or dir/stem.gz, whichever exists, preferring the uncompressed file. Reading
+// it reports one that is not a regular file (a directory, a FIFO) as such.
 Expected<std::string> findIdx(const Source &src, const std::string &dir, const std::string &stem) {
   std::string plain = (fs::path(dir) / stem).string();
   std::error_code ec;
-  if (fs::is_regular_file(plain, ec))
+  if (fs::exists(plain, ec))
     return plain;
-  if (fs::is_regular_file(plain + ".gz", ec))
+  if (fs::exists(plain + ".gz", ec))
     return plain + ".gz";
   return Error::make(std::string(src.name) + ": neither " + plain + ".gz nor " + plain +
                      " exists; " + src.hint);
@@ -145,7 +146,7 @@ Expected<DataSplits> loadCifar10(const Source &src, const DataSpec &spec, const 
     for (const std::string &f : files) {
       std::string path = (fs::path(*root) / f).string();
       std::error_code ec;
-      if (!fs::is_regular_file(path, ec))
+      if (!fs::exists(path, ec))
         return Error::make(std::string(src.name) + ": " + path + " does not exist; " + src.hint);
       paths.push_back(path);
     }

@@ -169,7 +169,7 @@ TEST_F(IdxTest, TrailingData) {
   bytes.push_back(0);
   std::string labels = write("lab", bytes);
   std::string msg = idxError(images, labels);
-  EXPECT_NE(msg.find(labels + ": 2 bytes of trailing data"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(labels + ": trailing data after the 1 bytes the header promises"), std::string::npos) << msg;
 }
 
 TEST_F(IdxTest, CountsDiffer) {
