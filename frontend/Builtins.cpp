@@ -1,6 +1,6 @@
 // Compile-time builtin functions: shape queries on tensors (channels, dim,
 // rank), sequence helpers (len, range), and numeric helpers (min, max, int,
-// float).
+// float, round, floor, ceil). Those that build ops are in TensorBuiltins.cpp.
 #include "frontend/Elaborator.h"
 
 #include <cmath>
@@ -8,6 +8,8 @@
 namespace dtnn::frontend {
 
 Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args) {
+  if (name == "identity" || name == "chunk" || name == "adaptive_avgpool" || name == "mean")
+    return callTensorBuiltin(name, loc, args);
   for (const EvArg &a : args)
     if (!a.name.empty()) {
       error(a.loc, "builtin '" + name + "' takes no named arguments");
@@ -112,6 +114,18 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
     if (v.kind == Val::Kind::Float && std::isfinite(v.f) && std::fabs(v.f) < 9e18)
       return Val::integer(static_cast<int64_t>(std::floor(v.f)), loc);
     error(args[0].loc, "'int' expects a finite number, got " + describe(v));
+    return Val::poison();
+  }
+  if (name == "round" || name == "floor" || name == "ceil") {
+    if (!arity(1, 1)) return Val::poison();
+    const Val &v = args[0].value;
+    if (v.kind == Val::Kind::Int) return v;
+    if (v.kind == Val::Kind::Float && std::isfinite(v.f) && std::fabs(v.f) < 9e18) {
+      // round() rounds half to even, as Python's does: round(2.5) == 2, round(3.5) == 4.
+      double r = name == "round" ? std::nearbyint(v.f) : name == "floor" ? std::floor(v.f) : std::ceil(v.f);
+      return Val::integer(static_cast<int64_t>(r), loc);
+    }
+    error(args[0].loc, "'" + name + "' expects a finite number, got " + describe(v));
     return Val::poison();
   }
   if (name == "float") {

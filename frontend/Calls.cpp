@@ -225,6 +225,34 @@ std::string pytorchTranspose(const std::vector<EvArg> &args, size_t first, const
 
 } // namespace
 
+// A negative axis, begin or end of a slice counts from the end, as in Python; the IR holds the
+// non-negative form.
+bool Elaborator::normalizeSlice(const std::vector<Val> &tensors, ir::AttrMap &values,
+                                const std::map<std::string, SourceLoc> &argLocs, const SourceLoc &loc) {
+  if (tensors.size() != 1 || !values.find("axis") || !values.find("begin") || !values.find("end"))
+    return true;
+  const ir::TensorType &type = tensors[0].tensor->type();
+  int64_t rank = static_cast<int64_t>(type.rank());
+  int64_t axis = values.getInt("axis");
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return true; // the shape rule reports it
+  values.set("axis", ir::AttrValue(axis));
+  int64_t size = type.dims[static_cast<size_t>(axis)];
+  for (const char *key : {"begin", "end"}) {
+    int64_t v = values.getInt(key);
+    if (v >= 0) continue;
+    if (size == ir::kDynamic) {
+      auto at = argLocs.find(key);
+      error(at != argLocs.end() ? at->second : loc,
+            std::string("a negative ") + key + " counts from the end of the axis, whose size is "
+            "the symbolic batch size, not known at compile time");
+      return false;
+    }
+    values.set(key, ir::AttrValue(std::max<int64_t>(0, v + size)));
+  }
+  return true;
+}
+
 Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<EvArg> args) {
   std::string local = takeName(def.name, args);
   bool variadic = !def.operands.empty() && def.operands[0].arity == ir::OperandSpec::Variadic;
@@ -316,6 +344,7 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
   if (!ok) return Val::poison();
   for (const Val &t : tensors)
     if (t.isPoison()) return Val::poison();
+  if (def.name == "slice" && !normalizeSlice(tensors, values, argLocs, loc)) return Val::poison();
   if (!def.layer) return emitOp(def, loc, tensors, {}, std::move(values));
 
   // Layers build their attributes and parameters from their arguments.

@@ -78,6 +78,8 @@ private:
   Val evalIndex(const Expr &e);
   Val evalName(const Expr &e);
   Val tensorBinary(const Expr &e, const std::string &opName, const Val &a, const Val &b);
+  // A tensor and a number: x * 0.5, 3 - x (Expressions.cpp).
+  Val tensorScalar(const Expr &e, const Val &a, const Val &b);
 
   // Calls (Calls.cpp).
   Val evalCall(const Expr &e);
@@ -85,6 +87,11 @@ private:
   Val callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<EvArg> args);
   Val callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<EvArg> args);
   Val callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
+  // Builtins that build tensors from ops: identity, chunk, adaptive_avgpool, mean
+  // (TensorBuiltins.cpp).
+  Val callTensorBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
+  bool normalizeSlice(const std::vector<Val> &tensors, ir::AttrMap &values,
+                      const std::map<std::string, SourceLoc> &argLocs, const SourceLoc &loc);
   // Creates the op (and reports shape errors with notes); returns its results.
   Val emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::vector<Val> &tensors,
              std::vector<ir::Value *> params, ir::AttrMap attrs);

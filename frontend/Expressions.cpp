@@ -42,7 +42,7 @@ Val Elaborator::eval(const Expr &e) {
 Val Elaborator::evalName(const Expr &e) {
   if (Binding *b = lookup(e.text)) return b->value;
   // A layer or block named without a call is a reference to it.
-  if (program_.blocks.count(e.text) || ir::OpTable::get().lookup(e.text))
+  if (program_.blocks.count(e.text) || ir::OpTable::get().lookup(e.text) || e.text == "identity")
     return Val::callable(e.text, e.loc);
   std::vector<std::string> names = callableNames();
   for (const auto &scope : frame().scopes)
@@ -113,6 +113,10 @@ Val Elaborator::evalBinary(const Expr &e) {
     if (const char *name = tensorOpFor(op)) return tensorBinary(e, name, a, b);
     return mismatch();
   }
+  if ((a.kind == Val::Kind::Tensor && b.isNumber()) || (a.isNumber() && b.kind == Val::Kind::Tensor)) {
+    if (!tensorOpFor(op)) return mismatch();
+    return tensorScalar(e, a, b);
+  }
   if (!a.isNumber() || !b.isNumber()) {
     if (op == "+" && a.isSequence() && a.kind == b.kind) {
       std::vector<Val> items;
@@ -181,6 +185,34 @@ Val Elaborator::evalIndex(const Expr &e) {
     return Val::poison();
   }
   return seq.items()[static_cast<size_t>(i)];
+}
+
+// x * k and x / k scale x; x + k, x - k, k - x and k / x take a tensor of k's shaped like x
+// (fill), which has no gradient.
+Val Elaborator::tensorScalar(const Expr &e, const Val &a, const Val &b) {
+  const std::string &op = e.text;
+  bool tensorLeft = a.kind == Val::Kind::Tensor;
+  const Val &t = tensorLeft ? a : b;
+  double k = (tensorLeft ? b : a).asDouble();
+  const ir::OpTable &ops = ir::OpTable::get();
+  auto make = [&](const char *name, std::vector<Val> in, const char *attr, double v) {
+    ir::AttrMap attrs;
+    if (attr) attrs.set(attr, ir::AttrValue(v));
+    return emitOp(*ops.lookup(name), e.loc, in, {}, std::move(attrs));
+  };
+  if (op == "*") return make("scale", {t}, "factor", k);
+  if (op == "/" && tensorLeft) {
+    if (k == 0) {
+      error(e.loc, "division by zero", {note(b.origin, "divisor produced here")});
+      return Val::poison();
+    }
+    return make("scale", {t}, "factor", 1.0 / k);
+  }
+  Val constant = make("fill", {t}, "value", k);
+  if (constant.isPoison()) return constant;
+  const char *name = tensorOpFor(op);
+  return make(name, tensorLeft ? std::vector<Val>{t, constant} : std::vector<Val>{constant, t},
+              nullptr, 0);
 }
 
 Val Elaborator::tensorBinary(const Expr &e, const std::string &opName, const Val &a, const Val &b) {

@@ -25,7 +25,7 @@ const std::map<std::string, std::string> &pytorchNames() {
       {"Flatten", "flatten"}, {"view", "reshape"}, {"permute", "transpose"},
       {"Softmax", "softmax"}, {"LogSoftmax", "log_softmax"}, {"Identity", "identity"},
       {"AdaptiveAvgPool2d", "adaptive_avgpool"}, {"adaptive_avg_pool2d", "adaptive_avgpool"},
-      {"chunk", "split"}, {"StochasticDepth", "drop_path"}, {"stochastic_depth", "drop_path"},
+      {"StochasticDepth", "drop_path"}, {"stochastic_depth", "drop_path"},
       // Keyword arguments.
       {"padding", "pad"}, {"kernel_size", "kernel"}, {"dim", "axis"}, {"ceil_mode", "ceil"},
       {"out_channels", "channels"}, {"out_features", "units"}, {"negative_slope", "alpha"},

@@ -14,8 +14,9 @@
 namespace dtnn::frontend {
 
 const std::vector<std::string> &builtinFunctionNames() {
-  static const std::vector<std::string> names = {"channels", "dim",   "float", "int", "len",
-                                                 "max",      "min",   "range", "rank"};
+  static const std::vector<std::string> names = {
+      "adaptive_avgpool", "ceil", "channels", "chunk", "dim",  "float", "floor", "identity",
+      "int",              "len",  "max",      "mean", "min",   "range", "rank",  "round"};
   return names;
 }
 
