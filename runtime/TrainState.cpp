@@ -52,6 +52,35 @@ Error saveTrainState(const std::string &path, const std::string &model, const Pa
   return saveCheckpoint(path, ck);
 }
 
+Error loadWeights(const std::string &path, const std::set<std::string> &names, ParamStore &store) {
+  auto ck = loadCheckpoint(path);
+  if (!ck) return ck.takeError();
+  std::vector<std::string> problems;
+  for (const std::string &name : names) {
+    const ir::Param *p = store.module().findParam(name);
+    auto it = ck->tensors.find(name);
+    if (it == ck->tensors.end())
+      problems.push_back("'" + name + "' is missing (the model's is " + p->type.str() + ")");
+    else if (it->second.type() != p->type)
+      problems.push_back("'" + name + "' is " + it->second.type().str() + ", the model's " +
+                         p->type.str());
+  }
+  for (const auto &[name, t] : ck->tensors)
+    if (!names.count(name) && !store.module().findParam(name))
+      problems.push_back("'" + name + "' (" + t.type().str() + ") is not a tensor of the model");
+  if (!problems.empty()) {
+    std::string text = path + ": cannot take the model's weights from it: ";
+    constexpr size_t kShown = 10;
+    for (size_t i = 0; i < problems.size() && i < kShown; ++i) text += (i ? "; " : "") + problems[i];
+    if (problems.size() > kShown)
+      text += "; and " + std::to_string(problems.size() - kShown) + " more";
+    return Error::make(text);
+  }
+  for (const std::string &name : names)
+    if (Error e = store.write(name, ck->tensors.at(name))) return e;
+  return Error::success();
+}
+
 Expected<std::map<std::string, std::string>> loadTrainState(const std::string &path,
                                                             const std::string &model,
                                                             ParamStore &store, Progress &progress) {

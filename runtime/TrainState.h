@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 namespace dtnn::runtime {
@@ -34,5 +35,12 @@ Error saveTrainState(const std::string &path, const std::string &model, const Pa
 Expected<std::map<std::string, std::string>> loadTrainState(const std::string &path,
                                                             const std::string &model,
                                                             ParamStore &store, Progress &progress);
+
+// Reads the tensors `names` (a model's weights and running statistics) of the
+// safetensors file `path` into `store`: a dtnn checkpoint, whose other
+// parameters of the module (optimizer state) are ignored, or a file written
+// by another tool (such as converted PyTorch weights). Every missing, misshapen or
+// unknown tensor is listed in one error; nothing is changed on error.
+Error loadWeights(const std::string &path, const std::set<std::string> &names, ParamStore &store);
 
 } // namespace dtnn::runtime

@@ -1,6 +1,7 @@
 #include "runtime/Trainer.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/Checkpoint.h"
 #include "runtime/DeterministicStep.h"
 #include "runtime/HostMemory.h"
 #include "runtime/Interrupt.h"
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 namespace dtnn::runtime {
@@ -137,6 +139,9 @@ private:
   // Ends a run that a signal interrupted between steps: writes the --save checkpoint, says
   // where the run stopped and returns 128 + sig, as a shell reports a signal.
   RunStatus interrupted(int sig);
+  // Runs the forward graph (inference: running statistics, no dropout) on the input tensor of
+  // --predict and writes its outputs to --predictions.
+  RunStatus predict();
   // "" or why the loss of a train step shows the run failed: not finite, or diverged.
   std::string lossProblem(double loss) const;
   // "" or why an evaluation's record shows the model failed: a test or validation loss
@@ -508,14 +513,24 @@ Error Session::setUp() {
                           "the parameters and optimizer state of model '" + fwd_->name() + "' need",
                           memoryOwner(backend_)))
     return e;
-  if (Error e = loadData()) return e;
+  if (o_.predictPath.empty())
+    if (Error e = loadData()) return e;
   runner_ = std::make_unique<ModuleRunner>(m_, backends_, &kernelComm_);
   if (runner_->setUpError()) return runner_->setUpError();
   if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
   if (!o_.resumePath.empty())
     if (Error e = resume()) return e;
+  if (!o_.initFromPath.empty()) {
+    // The forward graph's parameters: weights and running statistics, not optimizer state.
+    std::set<std::string> weights;
+    for (const auto &op : fwd_->ops())
+      for (const ir::Value *v : op->operands())
+        if (v->param()) weights.insert(v->param()->name);
+    if (Error e = loadWeights(o_.initFromPath, weights, runner_->params())) return e;
+  }
   if (Error e = compareFingerprints()) return e;
   if (Error e = broadcastParams()) return e;
+  if (!o_.predictPath.empty()) return Error::success();
   // The train step is planned first, so that its kernels choose the
   // parameters' layouts; the eval step converts where it wants others.
   // This rank's part of the first global batch.
@@ -734,6 +749,7 @@ Expected<bool> Session::endEpoch(int64_t epoch, double monitored) {
 RunStatus Session::run() {
   if (Error e = setUp()) return fail(e.message());
   if (o_.evalOnly) return evalOnly();
+  if (!o_.predictPath.empty()) return predict();
   InterruptGuard interrupts;
   MetricsWriter writer;
   if (leader() && !o_.metricsPath.empty())
@@ -802,6 +818,40 @@ RunStatus Session::run() {
   if (!o_.savePath.empty())
     if (Error e = saveState(o_.savePath)) return fail(e.message());
   return finish(lastTestAcc);
+}
+
+RunStatus Session::predict() {
+  auto in = loadCheckpoint(o_.predictPath);
+  if (!in) return fail(in.error().message());
+  const ir::Value *x = fwd_->inputs()[0];
+  const ir::TensorType &want = x->type();
+  auto it = in->tensors.find(x->name());
+  if (it == in->tensors.end())
+    return fail(o_.predictPath + ": has no tensor '" + x->name() + "' for input %" + x->name() +
+                " of model '" + fwd_->name() + "' (" + want.str() + ")");
+  const Tensor &t = it->second;
+  const ir::TensorType &have = t.type();
+  bool fits = have.dtype == want.dtype && have.rank() == want.rank() && have.rank() > 0 &&
+              have.dims[0] >= 1 &&
+              std::equal(have.dims.begin() + 1, have.dims.end(), want.dims.begin() + 1);
+  if (!fits)
+    return fail(o_.predictPath + ": '" + x->name() + "' is " + have.str() + ", but model '" +
+                fwd_->name() + "' takes " + want.str());
+  int64_t batch = have.dims[0];
+  auto exec = runner_->executor(*fwd_, batch);
+  if (!exec) return fail(exec.error().message());
+  (*exec)->setInput(0, t.raw(), t.bytes());
+  if (Error e = (*exec)->run()) return fail(e.message());
+  Checkpoint out;
+  size_t outputs = (*exec)->plan().outputs.size();
+  for (size_t i = 0; i < outputs; ++i)
+    out.tensors.emplace(outputs == 1 ? "output" : "output." + std::to_string(i), (*exec)->output(i));
+  out.metadata = {{"model", fwd_->name()}, {"input", o_.predictPath}};
+  if (Error e = saveCheckpoint(o_.predictionsPath, out)) return fail(e.message());
+  out_ << "predicted " << batch << (batch == 1 ? " sample" : " samples") << " of '" << x->name()
+       << "' in " << o_.predictPath << "; wrote " << (outputs == 1 ? "'output'" : "'output.0' ...")
+       << " to " << o_.predictionsPath << "\n";
+  return RunStatus::Ok;
 }
 
 RunStatus Session::interrupted(int sig) {

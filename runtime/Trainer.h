@@ -29,6 +29,9 @@ struct RunOptions {
   std::string metricsPath;    // JSON Lines, one object per epoch
   std::string savePath;       // checkpoint written when training ends
   std::string resumePath;     // checkpoint to start from
+  std::string initFromPath;   // weights (not optimizer state or progress) to start from
+  std::string predictPath;    // inputs (safetensors) to compute the model's outputs for, instead of training
+  std::string predictionsPath; // where those outputs go
   ProgressMode progress = ProgressMode::Off; // how a running epoch shows its progress
   double progressSeconds = 30;               // the interval of ProgressMode::Lines
   bool prefetch = true;       // load batches on a background thread

@@ -47,8 +47,14 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"metrics", "FILE", "write one JSON object per epoch to FILE"},
     {"save", "FILE", "write a checkpoint (safetensors) when training ends"},
     {"resume", "FILE", "start from a checkpoint"},
+    {"init-from", "FILE", "start from the weights and running statistics of a safetensors file "
+                          "(a checkpoint, or converted torchvision weights), not its optimizer "
+                          "state or progress"},
     {"checkpoint-every", "N", "also keep a checkpoint every N epochs"},
     {"eval-only", "", "evaluate on the test set without training"},
+    {"predict", "FILE", "instead of training, compute the model's outputs for the input tensor "
+                        "named like the model's input in FILE (safetensors)"},
+    {"predictions", "FILE", "where --predict writes the outputs (safetensors: 'output')"},
     {"steps", "N", "stop after N training steps in all, then evaluate"},
     {"no-progress", "", "print one line per epoch: no progress bar on a terminal, and no "
                         "progress lines otherwise"},
@@ -240,13 +246,22 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   if (args->positional.size() != 1) return usageError("expected one model file");
   if (std::string clash = cli::pathClash(
           {{"--save", args->get("save")}, {"--metrics", args->get("metrics")},
+           {"--predictions", args->get("predictions")},
            {"--op-profile-out", args->get("op-profile-out")}},
           {{"the model file", args->positional[0]}, {"--resume", args->get("resume")},
+           {"--init-from", args->get("init-from")}, {"--predict", args->get("predict")},
            {"--net", args->get("net")}, {"--op-profile", args->get("op-profile")}});
       !clash.empty())
     return usageError(clash);
   if (args->has("data") && args->has("synthetic"))
     return usageError("--data and --synthetic exclude each other");
+  if (args->has("predict") != args->has("predictions"))
+    return usageError("--predict IN and --predictions OUT go together");
+  if (args->has("predict") && args->has("eval-only"))
+    return usageError("--predict and --eval-only exclude each other");
+  if (args->has("init-from") && args->has("resume"))
+    return usageError("--init-from and --resume exclude each other: --resume continues a run, "
+                      "weights and optimizer state; --init-from starts one from weights");
 
   runtime::RunOptions ro;
   if (args->has("steps"))
@@ -323,6 +338,9 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   ro.metricsPath = args->get("metrics");
   ro.savePath = args->get("save");
   ro.resumePath = args->get("resume");
+  ro.initFromPath = args->get("init-from");
+  ro.predictPath = args->get("predict");
+  ro.predictionsPath = args->get("predictions");
   ro.progress = args->has("no-progress")    ? runtime::ProgressMode::Off
                 : isatty(STDOUT_FILENO)       ? runtime::ProgressMode::Bar
                                               : runtime::ProgressMode::Lines;
