@@ -33,6 +33,10 @@ PACKAGES=(
   dataset-fashion-mnist
   clang libclang-rt-14-dev
 )
+# What the test suite needs besides: PyTorch and torchvision, to check converted torchvision
+# weights against torchvision's own outputs (with OpenBLAS's threaded build, which PyTorch
+# would otherwise replace with the slow reference BLAS).
+TEST_PACKAGES=(python3-torchvision libopenblas0-pthread)
 
 log() { printf '==> %s\n' "$*"; }
 die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }
@@ -118,6 +122,6 @@ case "${1:-}" in
   deps) ensure_packages ;;
   build) ensure_packages; configure; build ;;
   run) ensure_packages; configure; build; main_job ;;
-  test) ensure_packages; configure; build; run_tests ;;
+  test) PACKAGES+=("${TEST_PACKAGES[@]}"); ensure_packages; configure; build; run_tests ;;
   *) usage ;;
 esac
