@@ -1,5 +1,5 @@
 // Reference kernels of dropout (declared in ir/ops/Norm.cpp) and of the ops
-// declared in ir/ops/Dropout.cpp. The mask of
+// declared in ir/ops/Dropout.cpp (dropout_train, drop_path, drop_path_train). The mask of
 // element i is a pure function of (seed, step, i), with i counted in the
 // global batch of a data-parallel run: a splitmix64 hash of a
 // per-step key plus i times the golden-ratio increment, so the result does
@@ -32,16 +32,26 @@ int64_t readStep(const TensorView &v) {
   return *v.as<int64_t>();
 }
 
-// y = x * mask and mask, where mask is 1/(1-rate) for an element kept (with
-// probability 1-rate: its 53-bit uniform draw is at least rate) and 0 else.
+// The mask value of draw d of a training form's step: 1/(1-rate) when its 53-bit uniform part
+// is at least rate (probability 1-rate), else 0; rate 0 drops nothing.
+template <typename T> struct MaskDraws {
+  uint64_t key;       // of (seed, step); draw d is mix64(key + d * kGolden)
+  uint64_t threshold; // draws below it are dropped
+  T keep;
+  explicit MaskDraws(const KernelArgs &a) {
+    double rate = a.op->attrs().getFloat("rate");
+    key = dropoutKey(a.op->attrs().getInt("seed"), readStep(a.in[1]));
+    threshold = static_cast<uint64_t>(rate * 0x1.0p53);
+    keep = static_cast<T>(1 / (1 - rate));
+  }
+  T operator()(uint64_t d) const { return (mix64(key + d * kGolden) >> 11) >= threshold ? keep : T(0); }
+};
+
+// y = x * mask and mask, one draw an element.
 template <typename T> void dropoutTrainKernel(const KernelArgs &a, int64_t first) {
   const T *x = a.in[0].as<T>();
   T *y = a.out[0].as<T>(), *mask = a.out[1].as<T>();
-  double rate = a.op->attrs().getFloat("rate");
-  uint64_t key = dropoutKey(a.op->attrs().getInt("seed"), readStep(a.in[1]));
-  // Draws below the threshold are dropped; rate 0 drops nothing.
-  uint64_t threshold = static_cast<uint64_t>(rate * 0x1.0p53);
-  T keep = static_cast<T>(1 / (1 - rate));
+  MaskDraws<T> draws(a);
   int64_t n = a.in[0].numel();
   // Element i of this rank's part is element base + i of the global batch.
   uint64_t base = static_cast<uint64_t>(first) *
@@ -50,8 +60,7 @@ template <typename T> void dropoutTrainKernel(const KernelArgs &a, int64_t first
   parallelFor((n + kChunk - 1) / kChunk, [&](int64_t chunk) {
     int64_t end = std::min(n, (chunk + 1) * kChunk);
     for (int64_t i = chunk * kChunk; i < end; ++i) {
-      uint64_t draw = mix64(key + (base + static_cast<uint64_t>(i)) * kGolden) >> 11;
-      mask[i] = draw >= threshold ? keep : T(0);
+      mask[i] = draws(base + static_cast<uint64_t>(i));
       y[i] = x[i] * mask[i];
     }
   });
@@ -68,6 +77,33 @@ public:
   }
 };
 
+// y = x * mask and mask for drop_path_train: sample s of the global batch (this rank's first
+// sample is `first`) is kept with probability 1-rate, its elements all scaled by 1/(1-rate).
+template <typename T> void dropPathTrainKernel(const KernelArgs &a, int64_t first) {
+  const T *x = a.in[0].as<T>();
+  T *y = a.out[0].as<T>(), *mask = a.out[1].as<T>();
+  MaskDraws<T> draws(a);
+  int64_t samples = a.in[0].dim(0), n = a.in[0].numel();
+  int64_t per = samples ? n / samples : 0;
+  parallelFor(samples, [&](int64_t s) {
+    T m = draws(static_cast<uint64_t>(first + s));
+    for (int64_t i = s * per; i < (s + 1) * per; ++i) {
+      mask[i] = m;
+      y[i] = x[i] * m;
+    }
+  });
+}
+
+class DropPathTrain : public runtime::Kernel {
+public:
+  explicit DropPathTrain(const runtime::KernelRequest &r) : Kernel(r) {}
+  Error run(const KernelArgs &a, runtime::ExecContext &ctx) override {
+    dispatchFloat(a.in[0].type.dtype,
+                  [&](auto tag) { dropPathTrainKernel<decltype(tag)>(a, ctx.offset()); });
+    return Error::success();
+  }
+};
+
 // Inference: dropout is the identity.
 template <typename T> void dropoutKernel(const KernelArgs &a) {
   const T *x = a.in[0].as<T>();
@@ -79,6 +115,11 @@ template <typename T> void dropoutKernel(const KernelArgs &a) {
 
 void registerDropoutKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "dropout", dropoutKernel);
+  DTNN_REF_KERNEL(t, "drop_path", dropoutKernel);
+  t.addKernel("drop_path_train", [](const runtime::KernelRequest &r)
+                                     -> Expected<std::unique_ptr<runtime::Kernel>> {
+    return std::unique_ptr<runtime::Kernel>(new DropPathTrain(r));
+  });
   t.addKernel("dropout_train", [](const runtime::KernelRequest &r)
                                    -> Expected<std::unique_ptr<runtime::Kernel>> {
     return std::unique_ptr<runtime::Kernel>(new DropoutTrain(r));

@@ -128,6 +128,18 @@ TEST(GradNorm, DropoutTrain) {
                        opts);
 }
 
+// drop_path_train's mask is fixed by (seed, step, sample) like dropout_train's.
+TEST(GradNorm, DropPathTrain) {
+  GradCheckOptions opts;
+  opts.classes = 1000;
+  expectGradientsMatch("graph @f(%x: f64[6,2,3], %step: i64[]) -> f64[6,2,3] {\n"
+                       "  %0, %1 = drop_path_train %x, %step {rate=0.4, seed=3}"
+                       " : f64[6,2,3], f64[6,2,3]\n"
+                       "  return %0\n"
+                       "}\n",
+                       opts);
+}
+
 // At inference dropout is the identity, and so is its gradient.
 TEST(GradNorm, DropoutInference) {
   expectGradientsMatch("graph @f(%x: f64[3,4]) -> f64[3,4] {\n"

@@ -118,5 +118,32 @@ TEST(RefDropout, PinnedMask) {
   EXPECT_EQ(bits, "00000100000110000001101110110001");
 }
 
+// drop_path_train: one draw a sample, so every element of a sample has the same mask value,
+// 0 or 1/(1-rate); about 1-rate of the samples are kept.
+TEST(RefDropout, DropPathKeepsWholeSamples) {
+  constexpr int kSamples = 20000, kPer = 6;
+  std::string t = "f32[" + std::to_string(kSamples) + ",2,3]";
+  GraphRunner r("graph @f(%x: " + t + ", %step: i64[]) -> (" + t + ", " + t + ") {\n" +
+                "  %0, %1 = drop_path_train %x, %step {rate=0.25, seed=7} : " + t + ", " + t +
+                "\n  return %0, %1\n}\n");
+  ASSERT_TRUE(r.ok()) << r.error();
+  std::vector<double> x = ramp(kSamples * kPer);
+  auto outs = r.runValues({x, {2}});
+  ASSERT_EQ(outs.size(), 2u);
+  float scale = float(1 / (1 - 0.25));
+  int kept = 0;
+  for (int s = 0; s < kSamples; ++s) {
+    double m = outs[1][s * kPer];
+    ASSERT_TRUE(m == 0 || m == double(scale)) << "mask " << m << " of sample " << s;
+    for (int i = s * kPer; i < (s + 1) * kPer; ++i) {
+      ASSERT_EQ(outs[1][i], m) << "sample " << s << " element " << i;
+      EXPECT_EQ(outs[0][i], double(float(x[i]) * float(m))) << i;
+    }
+    kept += m != 0;
+  }
+  // The standard deviation of the kept fraction is about 0.003.
+  EXPECT_NEAR(double(kept) / kSamples, 0.75, 0.02);
+}
+
 } // namespace
 } // namespace dtnn::test
