@@ -53,7 +53,9 @@ ir::Location Elaborator::irLoc(const SourceLoc &l) const {
 }
 
 std::vector<std::string> Elaborator::callableNames() const {
-  std::vector<std::string> names = ir::OpTable::get().names();
+  std::vector<std::string> names;
+  for (const std::string &n : ir::OpTable::get().names())
+    if (!ir::OpTable::get().lookup(n)->internal) names.push_back(n);
   for (const auto &[n, _] : program_.blocks) names.push_back(n);
   for (const auto &n : builtinFunctionNames()) names.push_back(n);
   return names;
@@ -83,6 +85,10 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
   for (const auto &n : builtinFunctionNames()) isBuiltin |= n == target;
   auto block = program_.blocks.find(target);
   const ir::OpDef *op = ir::OpTable::get().lookup(target);
+  if (op && op->internal) {
+    error(loc, internalOpMessage(*op));
+    return Val::poison();
+  }
   if (!isBuiltin && block == program_.blocks.end() && !op) {
     error(loc, "unknown layer or block '" + target + "'" + didYouMean(target, callableNames()));
     return Val::poison();
@@ -198,6 +204,11 @@ Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<
   }
   if (done.results.size() == 1) return done.results[0];
   return sequence(Val::Kind::Tuple, std::move(done.results), loc);
+}
+
+std::string internalOpMessage(const ir::OpDef &op) {
+  return "'" + op.name + "' is an internal op (" + ir::opRoleName(op.role) +
+         ") that the compiler's passes make; a .dtnn model cannot call it";
 }
 
 namespace {

@@ -122,6 +122,9 @@ private:
   SequenceBudget sequences_;
 };
 
+// "'relu_backward' is an internal op (backward) that the compiler's passes make; ...".
+std::string internalOpMessage(const ir::OpDef &op);
+
 // Converts a declared tensor type; reports errors and returns false on failure.
 bool convertType(const TypeAst &t, ir::TensorType &out, DiagnosticEngine &diags);
 

@@ -42,6 +42,10 @@ Val Elaborator::eval(const Expr &e) {
 Val Elaborator::evalName(const Expr &e) {
   if (Binding *b = lookup(e.text)) return b->value;
   // A layer or block named without a call is a reference to it.
+  if (const ir::OpDef *op = ir::OpTable::get().lookup(e.text); op && op->internal) {
+    error(e.loc, internalOpMessage(*op));
+    return Val::poison();
+  }
   if (program_.blocks.count(e.text) || ir::OpTable::get().lookup(e.text) || e.text == "identity")
     return Val::callable(e.text, e.loc);
   std::vector<std::string> names = callableNames();

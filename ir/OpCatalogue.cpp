@@ -54,6 +54,9 @@ void printOpCatalogue(std::ostream &os) {
     if (def->writesOperands()) os << ", then the new version of each operand updated in place";
     os << "\n";
     os << "- fusion class: " << fusionClassName(def->fusion) << "\n";
+    os << "- role: " << opRoleName(def->role)
+       << (def->internal ? "; internal: made by passes, not callable from a .dtnn model" : "")
+       << "\n";
     if (def->random) os << "- draws random numbers: never merged with another op\n";
     if (def->collective) os << "- collective: every rank runs it; never merged or removed\n";
     if (def->layer) {

@@ -134,6 +134,16 @@ struct GradCtx {
 };
 using GradFn = std::function<bool(GradCtx &)>;
 
+// What an op is for, as the op table declares it: the profile, the catalogue and the front
+// end read this, not the op's name.
+enum class OpRole {
+  Forward,  // computes the model's outputs (also the training forms: dropout_train)
+  Backward, // computes gradients (relu_backward, sum_like) or moves them (allreduce)
+  Update,   // writes parameters and optimizer state (sgd_update)
+  Metric,   // a loss or a metric of predictions against labels (softmax_cross_entropy)
+};
+const char *opRoleName(OpRole role);
+
 struct OpDef {
   std::string name;
   std::string summary; // one sentence for the op catalogue
@@ -169,6 +179,9 @@ struct OpDef {
   std::function<std::vector<const OperandSpec *>(const OpDef &self, const AttrMap &attrs,
                                                  size_t n)>
       bindOperands;
+  OpRole role = OpRole::Forward;
+  // Made by passes only (gradients, updates, training forms, fill): a .dtnn model cannot call it.
+  bool internal = false;
 
   const AttrSpec *findAttr(const std::string &n) const;
   // The operand count range this op accepts.

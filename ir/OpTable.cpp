@@ -17,6 +17,16 @@ const char *fusionClassName(FusionClass f) {
   return "?";
 }
 
+const char *opRoleName(OpRole role) {
+  switch (role) {
+  case OpRole::Forward: return "forward";
+  case OpRole::Backward: return "backward";
+  case OpRole::Update: return "update";
+  case OpRole::Metric: return "metric";
+  }
+  return "?";
+}
+
 const AttrSpec *OpDef::findAttr(const std::string &n) const {
   for (const auto &a : attrs)
     if (a.name == n) return &a;

@@ -58,14 +58,14 @@ std::set<int> touched(const Plan &plan, const PlanStep &s) {
 
 } // namespace
 
-// Rows: one per forward op (the ops before the loss's gradient seed, `fill`),
-// in order. A backward op joins the forward op with its location (the
+// Rows: one per forward op (the ops before the first op whose role in the op
+// table is backward), in order. A backward op joins the forward op with its location (the
 // gradient rules give backward ops their forward op's); where several
 // forward ops share it (a block called several times), the one it shares a
 // value with (a weight, a saved input or result), else the row of the last
-// backward op with that location. Ops without a location before the seed
-// join "loss and metrics", after it "backward, other"; the updates, which
-// write parameters in place, join "optimizer updates". A conversion joins
+// backward op with that location. Ops without a location before it join
+// "loss and metrics", after it "backward, other"; the updates (role update)
+// join "optimizer updates". A conversion joins
 // the row of the step it feeds.
 StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
   size_t n = plan.steps.size();
@@ -101,10 +101,11 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
       continue;
     }
     if (!step.op) continue;
-    backward = backward || step.op->name() == "fill";
+    // The op table declares each op's role; backward starts at the first gradient op.
+    backward = backward || step.op->def().role == ir::OpRole::Backward;
     backward_[s] = backward;
     std::string where = whereOf(*step.op);
-    if (step.op->def().writesOperands() && step.op->def().numResults == 0) {
+    if (step.op->def().role == ir::OpRole::Update) {
       rowOf_[s] = rowNamed("optimizer updates");
     } else if (!backward) {
       if (where.empty()) {

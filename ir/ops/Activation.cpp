@@ -120,6 +120,8 @@ void addWithBackward(OpTable &t, bool useResult, OpDef def) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   };
   def.grad = activationGrad(name, useResult);
   t.add(std::move(def));

@@ -64,6 +64,8 @@ void registerCollectiveOps(OpTable &t) {
       .fusion = FusionClass::Opaque,
       .collective = true,
       .inferShape = inferStart,
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "allreduce_wait",
@@ -75,6 +77,8 @@ void registerCollectiveOps(OpTable &t) {
       .fusion = FusionClass::Opaque,
       .collective = true,
       .inferShape = inferWait,
+      .role = OpRole::Backward,
+      .internal = true,
   });
 }
 

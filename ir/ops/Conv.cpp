@@ -272,6 +272,8 @@ void registerConvOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "conv2d_backward_weights",
@@ -285,6 +287,8 @@ void registerConvOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "conv2d_backward_bias",
@@ -297,6 +301,8 @@ void registerConvOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
 }
 

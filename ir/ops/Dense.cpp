@@ -159,6 +159,8 @@ void registerDenseOps(OpTable &t) {
       .inferShape = inferDenseBackwardData,
       .macs = denseBackwardDataMacs,
       .layer = std::nullopt,
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "dense_backward_weights",
@@ -169,6 +171,8 @@ void registerDenseOps(OpTable &t) {
       .inferShape = inferDenseBackwardWeights,
       .macs = denseBackwardWeightsMacs,
       .layer = std::nullopt,
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "dense_backward_bias",
@@ -179,6 +183,8 @@ void registerDenseOps(OpTable &t) {
       .inferShape = inferDenseBackwardBias,
       .macs = nullptr,
       .layer = std::nullopt,
+      .role = OpRole::Backward,
+      .internal = true,
   });
 }
 

@@ -76,6 +76,8 @@ void registerDropoutOps(OpTable &t) {
       .macs = nullptr,
       .layer = std::nullopt,
       .grad = gradDropoutTrain,
+      .role = OpRole::Forward,
+      .internal = true,
   });
   // Stochastic depth (torchvision's StochasticDepth, mode "row"): in a residual branch, a
   // sample's whole branch is dropped with probability rate, and kept ones are scaled.
@@ -107,6 +109,8 @@ void registerDropoutOps(OpTable &t) {
       .macs = nullptr,
       .layer = std::nullopt,
       .grad = gradDropoutTrain,
+      .role = OpRole::Forward,
+      .internal = true,
   });
 }
 

@@ -216,6 +216,8 @@ void registerElementwiseOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = noGrad,
       .trainForm = "",
+      .role = OpRole::Forward,
+      .internal = true,
   });
   t.add({
       .name = "scale",
@@ -240,6 +242,8 @@ void registerElementwiseOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = adjointGrad("broadcast_like"),
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "broadcast_like",
@@ -252,6 +256,8 @@ void registerElementwiseOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = adjointGrad("sum_like"),
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
 }
 

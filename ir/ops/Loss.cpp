@@ -152,6 +152,7 @@ OpDef lossOp(std::string name, std::string summary, std::vector<OperandSpec> ope
       .layer = std::nullopt,
       .grad = std::move(grad),
       .trainForm = {},
+      .role = OpRole::Metric,
   };
 }
 
@@ -169,6 +170,8 @@ OpDef backwardOp(std::string name, std::string summary, std::vector<OperandSpec>
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = {},
+      .role = OpRole::Backward,
+      .internal = true,
   };
 }
 
@@ -215,6 +218,7 @@ void registerLossOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = {},
+      .role = OpRole::Metric,
   });
 }
 

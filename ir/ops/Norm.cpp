@@ -277,6 +277,8 @@ void registerNormOps(OpTable &t) {
       .macs = nullptr,
       .layer = std::nullopt,
       .grad = gradBatchNormTrain,
+      .role = OpRole::Forward,
+      .internal = true,
   });
   t.add({
       .name = "batchnorm_backward",
@@ -289,6 +291,8 @@ void registerNormOps(OpTable &t) {
       .inferShape = inferBatchNormBackward,
       .macs = nullptr,
       .layer = std::nullopt,
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "batchnorm_backward_frozen",
@@ -301,6 +305,8 @@ void registerNormOps(OpTable &t) {
       .inferShape = inferBatchNormBackwardFrozen,
       .macs = nullptr,
       .layer = std::nullopt,
+      .role = OpRole::Backward,
+      .internal = true,
   });
   // What fold-batchnorm puts before a convolution or dense layer whose
   // result only an inference batchnorm reads: s = gamma / sqrt(var + eps),
@@ -317,6 +323,8 @@ void registerNormOps(OpTable &t) {
       .inferShape = inferBatchNormFold,
       .macs = nullptr,
       .layer = std::nullopt,
+      .role = OpRole::Forward,
+      .internal = true,
   });
   // Dropout draws random numbers in training, so two dropouts of one value
   // must not merge.

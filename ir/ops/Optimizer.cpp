@@ -158,6 +158,8 @@ OpDef updateOp(std::string opt, std::string summary, std::vector<OperandSpec> op
       .bindOperands = [layout](const OpDef &def, const AttrMap &attrs, size_t n) {
         return bindByLayout(def, layout(attrs), n);
       },
+      .role = OpRole::Update,
+      .internal = true,
   };
 }
 

@@ -217,6 +217,8 @@ void registerPoolOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "avgpool_backward",
@@ -230,6 +232,8 @@ void registerPoolOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "global_avgpool_backward",
@@ -243,6 +247,8 @@ void registerPoolOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
 }
 

@@ -347,6 +347,8 @@ void registerShapeOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = reshapeGrad,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
   t.add({
       .name = "slice",
@@ -375,6 +377,8 @@ void registerShapeOps(OpTable &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
   });
 }
 

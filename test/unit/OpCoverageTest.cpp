@@ -92,6 +92,35 @@ TEST(OpCoverage, EffectsAndResultCounts) {
   EXPECT_EQ(t.lookup("sgd_update")->resultCount(5, momentum), 2u); // param, momentum_buf
 }
 
+// Roles and visibility are declared in the op table; the naming conventions must agree with
+// them: every gradient op, update op and training form is internal, and the ops a .dtnn model
+// calls (layers, activations, losses) are not.
+TEST(OpCoverage, RolesAndVisibilityAreDeclared) {
+  const ir::OpTable &t = ir::OpTable::get();
+  for (const ir::OpDef *def : t.all()) {
+    const std::string &n = def->name;
+    if (n.ends_with("_backward") || n.ends_with("_backward_frozen")) {
+      EXPECT_EQ(def->role, ir::OpRole::Backward) << n;
+      EXPECT_TRUE(def->internal) << n;
+    }
+    if (n.ends_with("_update")) {
+      EXPECT_EQ(def->role, ir::OpRole::Update) << n;
+      EXPECT_TRUE(def->internal) << n;
+    }
+    if (n.ends_with("_train")) EXPECT_TRUE(def->internal) << n;
+    if (!def->trainForm.empty()) EXPECT_TRUE(t.lookup(def->trainForm)->internal) << n;
+  }
+  for (const char *n : {"fill", "sum_like", "broadcast_like", "reshape_like", "allreduce_start",
+                        "allreduce_wait", "batchnorm_fold"})
+    EXPECT_TRUE(t.lookup(n)->internal) << n;
+  for (const char *n : {"conv2d", "dense", "relu", "batchnorm", "dropout", "drop_path", "concat",
+                        "softmax_cross_entropy", "accuracy", "scale", "slice"})
+    EXPECT_FALSE(t.lookup(n)->internal) << n;
+  EXPECT_EQ(t.lookup("softmax_cross_entropy")->role, ir::OpRole::Metric);
+  EXPECT_EQ(t.lookup("accuracy")->role, ir::OpRole::Metric);
+  EXPECT_EQ(t.lookup("relu")->role, ir::OpRole::Forward);
+}
+
 // Update ops bind their operands by the layout their attributes give; other
 // ops, and operand counts that do not fit the attributes, fill optional
 // operands in order and variadic ones with the rest.
