@@ -107,8 +107,12 @@ TEST(OpCoverage, RolesAndVisibilityAreDeclared) {
       EXPECT_EQ(def->role, ir::OpRole::Update) << n;
       EXPECT_TRUE(def->internal) << n;
     }
-    if (n.ends_with("_train")) EXPECT_TRUE(def->internal) << n;
-    if (!def->trainForm.empty()) EXPECT_TRUE(t.lookup(def->trainForm)->internal) << n;
+    if (n.ends_with("_train")) {
+      EXPECT_TRUE(def->internal) << n;
+    }
+    if (!def->trainForm.empty()) {
+      EXPECT_TRUE(t.lookup(def->trainForm)->internal) << n;
+    }
   }
   for (const char *n : {"fill", "sum_like", "broadcast_like", "reshape_like", "allreduce_start",
                         "allreduce_wait", "batchnorm_fold"})
