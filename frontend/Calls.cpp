@@ -56,7 +56,7 @@ std::vector<std::string> Elaborator::callableNames() const {
   std::vector<std::string> names;
   for (const std::string &n : ir::OpTable::get().names())
     if (!ir::OpTable::get().lookup(n)->internal) names.push_back(n);
-  for (const auto &[n, _] : program_.blocks) names.push_back(n);
+  for (const auto &[n, _] : program_.blocksOf(currentFile())) names.push_back(n);
   for (const auto &n : builtinFunctionNames()) names.push_back(n);
   return names;
 }
@@ -70,6 +70,7 @@ Val Elaborator::evalCall(const Expr &e) {
 Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<EvArg> args) {
   if (!step(loc)) return Val::poison();
   std::string target = name;
+  const BlockDecl *boundBlock = nullptr;
   std::optional<Diagnostic> via;
   if (Binding *b = lookup(name)) {
     if (b->value.isPoison()) return Val::poison();
@@ -79,24 +80,30 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
       return Val::poison();
     }
     target = b->value.s;
+    boundBlock = b->value.block;
     via = note(b->loc, "'" + name + "' is layer '" + target + "', bound here");
   }
   bool isBuiltin = false;
   for (const auto &n : builtinFunctionNames()) isBuiltin |= n == target;
-  auto block = program_.blocks.find(target);
+  const BlockDecl *block = boundBlock;
+  if (!block) {
+    const auto &visible = program_.blocksOf(currentFile());
+    auto it = visible.find(target);
+    block = it == visible.end() ? nullptr : it->second;
+  }
   const ir::OpDef *op = ir::OpTable::get().lookup(target);
   if (op && op->internal) {
     error(loc, internalOpMessage(*op));
     return Val::poison();
   }
-  if (!isBuiltin && block == program_.blocks.end() && !op) {
+  if (!isBuiltin && !block && !op) {
     error(loc, "unknown layer or block '" + target + "'" + didYouMean(target, callableNames()));
     return Val::poison();
   }
   for (const EvArg &a : args)
     if (a.value.isPoison()) return Val::poison();
   if (isBuiltin) return callBuiltin(target, loc, args);
-  if (block != program_.blocks.end()) return callBlock(*block->second, loc, std::move(args));
+  if (block) return callBlock(*block, loc, std::move(args));
   if (via) contextNotes_.push_back(*via);
   Val result = callOp(*op, loc, std::move(args));
   if (via) contextNotes_.pop_back();

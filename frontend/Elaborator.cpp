@@ -86,6 +86,7 @@ std::unique_ptr<ir::Module> Elaborator::buildModel(const ModelDecl &model) {
   unsigned errorsBefore = diags_.errorCount();
   module_ = std::make_unique<ir::Module>();
   graph_ = module_->addGraph(model.name);
+  modelFile_ = model.loc.file;
   frames_.clear();
   frames_.emplace_back();
   frame().scopes.emplace_back();

@@ -21,7 +21,14 @@ namespace dtnn::frontend {
 // models from the main file.
 struct Program {
   std::vector<std::unique_ptr<FileAst>> files; // files[0] is the main file
-  std::map<std::string, const BlockDecl *> blocks;
+  // The blocks each file sees, by name: its own, and those its imports see,
+  // which its own shadow. Keyed by FileAst::path.
+  std::map<std::string, std::map<std::string, const BlockDecl *>> scopes;
+  const std::map<std::string, const BlockDecl *> &blocksOf(const std::string &file) const {
+    static const std::map<std::string, const BlockDecl *> none;
+    auto it = scopes.find(file);
+    return it == scopes.end() ? none : it->second;
+  }
   // How IR locations name each file: relative to the main file's folder or
   // to the import folder it was found in, so IR text does not depend on
   // where the compiler runs.
@@ -107,6 +114,10 @@ private:
   Val sequence(Val::Kind kind, std::vector<Val> items, const SourceLoc &loc);
 
   Frame &frame() { return frames_.back(); }
+  // The file whose code runs now: the block's, or the model's.
+  const std::string &currentFile() const {
+    return frames_.back().block ? frames_.back().block->loc.file : modelFile_;
+  }
 
   const Program &program_;
   DiagnosticEngine &diags_;
@@ -120,6 +131,7 @@ private:
   uint64_t steps_ = 0;
   bool overBudget_ = false;
   SequenceBudget sequences_;
+  std::string modelFile_;
 };
 
 // "'relu_backward' is an internal op (backward) that the compiler's passes make; ...".

@@ -46,8 +46,13 @@ Val Elaborator::evalName(const Expr &e) {
     error(e.loc, internalOpMessage(*op));
     return Val::poison();
   }
-  if (program_.blocks.count(e.text) || ir::OpTable::get().lookup(e.text) || e.text == "identity")
-    return Val::callable(e.text, e.loc);
+  const auto &visible = program_.blocksOf(currentFile());
+  if (auto it = visible.find(e.text); it != visible.end()) {
+    Val v = Val::callable(e.text, e.loc);
+    v.block = it->second;
+    return v;
+  }
+  if (ir::OpTable::get().lookup(e.text) || e.text == "identity") return Val::callable(e.text, e.loc);
   std::vector<std::string> names = callableNames();
   for (const auto &scope : frame().scopes)
     for (const auto &[n, _] : scope) names.push_back(n);

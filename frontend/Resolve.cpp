@@ -32,12 +32,12 @@ class Resolver {
 public:
   Resolver(const Program &program, DiagnosticEngine &diags) : program_(program), diags_(diags) {
     for (const auto &n : ir::OpTable::get().names()) globals_.insert(n);
-    for (const auto &[n, _] : program.blocks) globals_.insert(n);
     for (const auto &n : builtinFunctionNames()) globals_.insert(n);
   }
 
   bool run() {
     for (const auto &file : program_.files) {
+      scope_ = &program_.blocksOf(file->path);
       for (const auto &b : file->blocks) {
         locals_.clear();
         for (const auto &p : b->params) {
@@ -94,8 +94,9 @@ private:
   }
 
   void check(const std::string &name, const SourceLoc &loc, bool called) {
-    if (locals_.count(name) || globals_.count(name)) return;
+    if (locals_.count(name) || globals_.count(name) || scope_->count(name)) return;
     std::vector<std::string> candidates(globals_.begin(), globals_.end());
+    for (const auto &[n, _] : *scope_) candidates.push_back(n);
     candidates.insert(candidates.end(), locals_.begin(), locals_.end());
     diags_.error(loc, std::string(called ? "unknown layer or block '" : "undefined name '") + name +
                           "'" + didYouMean(name, candidates));
@@ -111,7 +112,8 @@ private:
 
   const Program &program_;
   DiagnosticEngine &diags_;
-  std::set<std::string> globals_;
+  std::set<std::string> globals_; // ops and builtins
+  const std::map<std::string, const BlockDecl *> *scope_ = nullptr; // the blocks the file sees
   std::set<std::string> locals_;
   bool ok_ = true;
 };

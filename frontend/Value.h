@@ -10,6 +10,8 @@
 
 namespace dtnn::frontend {
 
+struct BlockDecl;
+
 struct Val {
   // Poison marks the result of an expression that already failed; anything
   // computed from it fails silently, so one mistake gives one message.
@@ -21,6 +23,7 @@ struct Val {
   bool b = false;
   std::string s; // string value, or the layer/block a Callable refers to
   ir::Value *tensor = nullptr;
+  const BlockDecl *block = nullptr; // a Callable naming a block: the one its name meant where it was named
   SourceLoc origin; // where the value was produced
 
   static Val poison() { return make(Kind::Poison); }
