@@ -42,28 +42,6 @@ bool isExpression(const std::string &text, std::vector<std::string> &names) {
   return true;
 }
 
-std::string utf8(const std::u32string &s) {
-  std::string out;
-  for (char32_t c : s) {
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (c < 0x800) {
-      out += static_cast<char>(0xc0 | (c >> 6));
-      out += static_cast<char>(0x80 | (c & 0x3f));
-    } else if (c < 0x10000) {
-      out += static_cast<char>(0xe0 | (c >> 12));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (c & 0x3f));
-    } else {
-      out += static_cast<char>(0xf0 | (c >> 18));
-      out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (c & 0x3f));
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 bool checkDivisionComments(const std::string &file, const std::u32string &chars,
@@ -79,7 +57,7 @@ bool checkDivisionComments(const std::string &file, const std::u32string &chars,
     if (i + 1 >= chars.size() || chars[i] != '/' || chars[i + 1] != '/') continue;
     size_t begin = i + 2, end = begin;
     while (end < chars.size() && chars[end] != '\n' && chars[end] != '\r') ++end;
-    std::string rest = utf8(chars.substr(begin, end - begin));
+    std::string rest = antlrcpp::utf32_to_utf8(chars.substr(begin, end - begin));
     std::vector<std::string> names;
     if (rest.find_first_not_of(" \t") == std::string::npos || !isExpression(rest, names)) continue;
     bool allKnown = true;
