@@ -1,16 +1,11 @@
 #include "frontend/TrainSection.h"
 
+#include "ir/RunSettings.h"
+
 #include <algorithm>
 #include <map>
 
 namespace dtnn::frontend {
-
-const std::vector<std::string> &trainSettingNames() {
-  static const std::vector<std::string> names = {
-      "batch", "checkpoint_every", "data",   "early_stopping", "epochs",   "loss",
-      "metrics", "optimizer",      "schedule", "seed",         "validation"};
-  return names;
-}
 
 void checkTrainSections(const FileAst &file, DiagnosticEngine &diags) {
   std::vector<std::string> models;
@@ -30,7 +25,7 @@ void checkTrainSections(const FileAst &file, DiagnosticEngine &diags) {
     }
     std::map<std::string, SourceLoc> seen;
     for (const Setting &s : t->settings) {
-      const auto &known = trainSettingNames();
+      const std::vector<std::string> known = ir::trainSectionKeys();
       if (std::find(known.begin(), known.end(), s.key) == known.end()) {
         std::string hint = closestMatch(s.key, known);
         diags.error(s.loc, "unknown train setting '" + s.key + "'" +
@@ -52,19 +47,6 @@ void checkTrainSections(const FileAst &file, DiagnosticEngine &diags) {
 namespace dtnn::frontend {
 
 namespace {
-
-// Settings whose value is a whole number, with the least value allowed.
-const std::map<std::string, int64_t> &intSettings() {
-  static const std::map<std::string, int64_t> m = {
-      {"batch", 1}, {"checkpoint_every", 0}, {"epochs", 0}, {"seed", 0}};
-  return m;
-}
-
-// Settings whose value names something, with or without arguments.
-bool isCallSetting(const std::string &key) {
-  return key == "data" || key == "loss" || key == "optimizer" || key == "schedule" ||
-         key == "early_stopping";
-}
 
 // Evaluates a literal: a number (with an optional minus), a bool, a string,
 // or a list of numbers. Returns false after reporting.
@@ -110,72 +92,75 @@ bool evalLiteral(const Expr &e, ir::AttrValue &v, DiagnosticEngine &diags) {
   return false;
 }
 
-void evalSetting(const Setting &s, ir::AttrMap &out, DiagnosticEngine &diags) {
-  const Expr &e = *s.value;
-  if (isCallSetting(s.key)) {
-    if (e.kind == Expr::Kind::Name) {
-      out.set(s.key, e.text);
-      return;
-    }
-    if (e.kind != Expr::Kind::Call) {
-      diags.error(e.loc, "train setting '" + s.key + "' expects a name or a call such as " +
-                             (s.key == "optimizer" ? "sgd(lr=0.1)" : s.key + "_name()"));
-      return;
-    }
-    out.set(s.key, e.text);
-    for (const Arg &a : e.args) {
-      if (a.name.empty()) {
-        diags.error(a.loc, "arguments of '" + e.text + "' in a train section must be named");
-        continue;
-      }
-      ir::AttrValue v;
-      if (evalLiteral(*a.value, v, diags)) out.set(s.key + "." + a.name, std::move(v));
-    }
+// A Choice setting: a name, or a call whose arguments are named literals.
+void evalChoice(const ir::RunSettingDef &def, const Expr &e, ir::AttrMap &out,
+                DiagnosticEngine &diags) {
+  if (e.kind != Expr::Kind::Name && e.kind != Expr::Kind::Call) {
+    diags.error(e.loc, "train setting '" + def.key + "' expects a name or a call such as " +
+                           (def.key == "optimizer" ? "sgd(lr=0.1)" : def.key + "_name()"));
     return;
   }
-  if (s.key == "metrics") {
-    std::string names;
-    std::vector<const Expr *> items;
-    if (e.kind == Expr::Kind::List)
-      for (const auto &k : e.kids) items.push_back(k.get());
+  if (std::string msg = ir::checkSettingChoice(def, e.text); !msg.empty()) {
+    diags.error(e.loc, msg);
+    return;
+  }
+  out.set(def.key, e.text);
+  if (e.kind == Expr::Kind::Name) return;
+  for (const Arg &a : e.args) {
+    if (a.name.empty()) {
+      diags.error(a.loc, "arguments of '" + e.text + "' in a train section must be named");
+      continue;
+    }
+    ir::AttrValue v;
+    if (!evalLiteral(*a.value, v, diags)) continue;
+    if (std::string msg = ir::checkSettingArg(def, e.text, a.name, v); !msg.empty())
+      diags.error(a.loc, msg);
     else
-      items.push_back(&e);
-    for (const Expr *k : items) {
-      if (k->kind != Expr::Kind::Name) {
-        diags.error(k->loc, "metrics must be names, such as [accuracy, top5]");
-        return;
-      }
-      names += (names.empty() ? "" : ",") + k->text;
-    }
-    out.set(s.key, names);
-    return;
+      out.set(def.key + "." + a.name, std::move(v));
   }
+}
+
+// `metrics = [accuracy, top5]` or `metrics = top5`, carried as "accuracy,top5".
+void evalMetrics(const Expr &e, ir::AttrMap &out, DiagnosticEngine &diags) {
+  std::string names;
+  std::vector<const Expr *> items;
+  if (e.kind == Expr::Kind::List)
+    for (const auto &k : e.kids) items.push_back(k.get());
+  else
+    items.push_back(&e);
+  for (const Expr *k : items) {
+    if (k->kind != Expr::Kind::Name) {
+      diags.error(k->loc, "metrics must be names, such as [accuracy, top5]");
+      return;
+    }
+    if (std::string msg = ir::checkMetricName(k->text); !msg.empty()) {
+      diags.error(k->loc, msg);
+      return;
+    }
+    names += (names.empty() ? "" : ",") + k->text;
+  }
+  out.set("metrics", names);
+}
+
+void evalSetting(const ir::RunSettingDef &def, const Expr &e, ir::AttrMap &out,
+                 DiagnosticEngine &diags) {
+  if (def.kind == ir::SettingKind::Choice) return evalChoice(def, e, out, diags);
+  if (def.kind == ir::SettingKind::Metrics) return evalMetrics(e, out, diags);
   ir::AttrValue v;
   if (!evalLiteral(e, v, diags)) return;
-  if (auto it = intSettings().find(s.key); it != intSettings().end()) {
-    auto *i = std::get_if<int64_t>(&v);
-    if (!i || *i < it->second) {
-      diags.error(e.loc, "train setting '" + s.key + "' must be an integer of at least " +
-                             std::to_string(it->second));
-      return;
-    }
-  } else if (s.key == "validation") {
-    std::optional<ir::AttrValue> f = ir::coerceAttr(v, ir::AttrKind::Float);
-    if (!f || std::get<double>(*f) < 0 || std::get<double>(*f) >= 1) {
-      diags.error(e.loc, "train setting 'validation' must be a fraction in [0, 1)");
-      return;
-    }
-    v = *f;
-  }
-  out.set(s.key, std::move(v));
+  if (std::string msg = ir::checkSettingValue(def, v); !msg.empty())
+    diags.error(e.loc, msg);
+  else
+    out.set(def.key, std::move(v));
 }
 
 } // namespace
 
 void evalTrainSection(const TrainDecl &section, ir::AttrMap &out, DiagnosticEngine &diags) {
-  const auto &known = trainSettingNames();
   for (const Setting &s : section.settings)
-    if (std::find(known.begin(), known.end(), s.key) != known.end()) evalSetting(s, out, diags);
+    if (s.key.find('.') == std::string::npos)
+      if (const ir::RunSettingDef *def = ir::findRunSetting(s.key))
+        evalSetting(*def, *s.value, out, diags);
 }
 
 } // namespace dtnn::frontend

@@ -1,6 +1,7 @@
 // Checks of `train` sections: each names a model of the file, uses known
 // settings, and sets each at most once; and their evaluation into the flat
-// settings map a module carries (ir::Module::trainConfig).
+// settings map a module carries (ir::Module::trainConfig), each value checked
+// against the run-settings schema (ir/RunSettings.h) at its source location.
 #pragma once
 
 #include "frontend/AST.h"
@@ -10,9 +11,6 @@
 #include <vector>
 
 namespace dtnn::frontend {
-
-// The settings a train section may hold.
-const std::vector<std::string> &trainSettingNames();
 
 // Reports unknown models, unknown settings (with "did you mean") and
 // repeated settings.

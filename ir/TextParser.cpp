@@ -5,6 +5,8 @@
 // types as written; the verifier checks them against the shape rules.
 #include "ir/TextParser.h"
 
+#include "ir/RunSettings.h"
+
 #include "ir/OpTable.h"
 #include "ir/TextLexer.h"
 
@@ -347,8 +349,9 @@ bool Parser::parseOperand(Value *&v) {
 }
 
 // trainConfig ::= 'train' '{' (IDENT '=' attrValue (',' IDENT '=' attrValue)*)? '}'
-// The keys are free-form; the passes that read them check them.
+// The settings are checked against the run-settings schema (ir/RunSettings.h).
 bool Parser::parseTrainConfig() {
+  Token trainTok = tok_;
   advance();
   if (!expect(Token::LBrace, "'{' after 'train'")) return false;
   AttrMap &config = module_->trainConfig();
@@ -367,6 +370,8 @@ bool Parser::parseTrainConfig() {
     advance();
   }
   if (!expect(Token::RBrace, "',' or '}' in the train settings")) return false;
+  if (auto settings = readRunSettings(config); !settings)
+    return errorAt(trainTok, settings.error().message());
   return expectLineEnd("the train settings");
 }
 

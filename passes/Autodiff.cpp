@@ -22,7 +22,7 @@
 // sgd. The pass fails if @M.train already exists.
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
-#include "ir/TrainConfig.h"
+#include "ir/RunSettings.h"
 #include "passes/Backward.h"
 #include "passes/Losses.h"
 #include "passes/Optimizers.h"
@@ -86,24 +86,14 @@ Error cloneOps(const ir::Graph &src, ir::Graph &dst, ValueMap &vm, bool training
   return Error::success();
 }
 
-// The `seed` setting, 1 when absent.
-int64_t runSeed(const ir::AttrMap &config) {
-  const ir::AttrValue *v = config.find("seed");
-  return v && std::holds_alternative<int64_t>(*v) ? std::get<int64_t>(*v) : 1;
-}
-
 // Appends the loss and metrics; returns them, loss first.
-Expected<std::vector<ir::Value *>> appendObjective(ir::Graph &g, const ir::AttrMap &config,
+Expected<std::vector<ir::Value *>> appendObjective(ir::Graph &g, const ir::RunSettings &settings,
                                                    ir::Value *prediction, ir::Value *label) {
   ir::Builder b(g);
-  const ir::AttrValue *lossName = config.find("loss");
-  std::string loss = lossName && std::holds_alternative<std::string>(*lossName)
-                         ? std::get<std::string>(*lossName)
-                         : "softmax_cross_entropy";
-  auto l = emitLoss(b, loss, prediction, label);
+  auto l = emitLoss(b, settings.loss.name, prediction, label);
   if (!l) return l.takeError();
   std::vector<ir::Value *> outs = {*l};
-  for (const std::string &name : ir::trainMetrics(config)) {
+  for (const std::string &name : settings.metrics) {
     auto m = emitMetric(b, name, prediction, label);
     if (!m) return m.takeError();
     outs.push_back(*m);
@@ -140,10 +130,12 @@ public:
       if (in->name() == "label" || in->name() == "lr" || in->name() == "step")
         return Error::make("autodiff: model input %" + in->name() +
                            " has the name of a train-step input; rename it");
-    auto spec = readOptimizer(m.trainConfig());
+    auto settings = ir::readRunSettings(m.trainConfig());
+    if (!settings) return settings.takeError();
+    auto spec = readOptimizer(settings->optimizer);
     if (!spec) return spec.takeError();
-    if (Error e = buildEval(m, *fwd)) return e;
-    if (Error e = buildTrain(m, *fwd, *spec)) return e;
+    if (Error e = buildEval(m, *fwd, *settings)) return e;
+    if (Error e = buildTrain(m, *fwd, *settings, *spec)) return e;
     return true;
   }
 
@@ -155,26 +147,27 @@ private:
     return g.addInput("label", ir::TensorType(ir::DType::I32, {batch}));
   }
 
-  static Error buildEval(ir::Module &m, const ir::Graph &fwd) {
+  static Error buildEval(ir::Module &m, const ir::Graph &fwd, const ir::RunSettings &settings) {
     ir::Graph *g = m.addGraph(fwd.name() + ".eval");
     ValueMap vm;
     ir::Value *label = addDataInputs(fwd, *g, vm);
     if (Error e = cloneOps(fwd, *g, vm, false, 0)) return e;
-    auto outs = appendObjective(*g, m.trainConfig(), vm.at(fwd.outputs()[0]), label);
+    auto outs = appendObjective(*g, settings, vm.at(fwd.outputs()[0]), label);
     if (!outs) return outs.takeError();
     g->setOutputs(*outs);
     return Error::success();
   }
 
-  static Error buildTrain(ir::Module &m, const ir::Graph &fwd, const OptimizerSpec &spec) {
+  static Error buildTrain(ir::Module &m, const ir::Graph &fwd, const ir::RunSettings &settings,
+                          const OptimizerSpec &spec) {
     ir::Graph *g = m.addGraph(fwd.name() + ".train");
     ValueMap vm;
     ir::Value *label = addDataInputs(fwd, *g, vm);
     ir::DType floatType = fwd.outputs()[0]->type().dtype;
     ir::Value *lr = g->addInput("lr", ir::TensorType(floatType, {}));
     ir::Value *step = g->addInput("step", ir::TensorType(ir::DType::I64, {}));
-    if (Error e = cloneOps(fwd, *g, vm, true, runSeed(m.trainConfig()))) return e;
-    auto outs = appendObjective(*g, m.trainConfig(), vm.at(fwd.outputs()[0]), label);
+    if (Error e = cloneOps(fwd, *g, vm, true, static_cast<int64_t>(settings.seed))) return e;
+    auto outs = appendObjective(*g, settings, vm.at(fwd.outputs()[0]), label);
     if (!outs) return outs.takeError();
     ir::Value *loss = (*outs)[0];
 

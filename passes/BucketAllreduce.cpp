@@ -21,6 +21,7 @@
 // every result; buckets are numbered in order (`bucket=K`). Ops are then
 // reordered, stably, so that each use follows its wait.
 #include "ir/Builder.h"
+#include "ir/RunSettings.h"
 #include "passes/CommUtil.h"
 #include "passes/CostModel.h"
 #include "passes/PassRegistry.h"
@@ -103,8 +104,9 @@ public:
     int64_t ranks = ranks_ > 0 ? ranks_ : 2;
     int64_t batch = batch_;
     if (batch <= 0) {
-      const ir::AttrValue *b = m.trainConfig().find("batch");
-      int64_t global = b && std::holds_alternative<int64_t>(*b) ? std::get<int64_t>(*b) : 1;
+      auto settings = ir::readRunSettings(m.trainConfig());
+      if (!settings) return settings.takeError();
+      int64_t global = settings->batch;
       batch = std::max<int64_t>(1, (global + ranks - 1) / ranks);
     }
     bool changed = false;

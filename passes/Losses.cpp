@@ -1,26 +1,11 @@
 #include "passes/Losses.h"
 
-#include "ir/Diagnostics.h"
-
-#include <algorithm>
-
 namespace dtnn::passes {
-
-std::vector<std::string> lossNames() {
-  return {"bce_loss", "mse_loss", "nll_loss", "softmax_cross_entropy"};
-}
 
 Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Value *prediction,
                                ir::Value *label) {
-  auto names = lossNames();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string hint = closestMatch(name, names);
-    std::string list;
-    for (const auto &n : names) list += (list.empty() ? "" : ", ") + n;
-    return Error::make("unknown loss '" + name + "'" +
-                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (known: " +
-                       list + ")");
-  }
+  if (std::string msg = ir::checkSettingChoice(*ir::findRunSetting("loss"), name); !msg.empty())
+    return Error::make(msg);
   ir::Value *target = label;
   if (name == "mse_loss" || name == "bce_loss") {
     const ir::TensorType &t = prediction->type();
@@ -38,15 +23,8 @@ Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Valu
 
 Expected<ir::Value *> emitMetric(ir::Builder &b, const std::string &name, ir::Value *prediction,
                                  ir::Value *label) {
-  int64_t k = 0;
-  if (name == "accuracy") {
-    k = 1;
-  } else if (name.rfind("top", 0) == 0 && name.size() > 3 &&
-             std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-             name.size() < 8) {
-    k = std::stoll(name.substr(3));
-  }
-  if (k < 1) return Error::make("unknown metric '" + name + "' (known: accuracy, topK such as top5)");
+  if (std::string msg = ir::checkMetricName(name); !msg.empty()) return Error::make(msg);
+  int64_t k = name == "accuracy" ? 1 : std::stoll(name.substr(3));
   ir::Value *v = b.create1("accuracy", {prediction, label}, ir::attrs({{"k", k}}));
   if (!v) return Error::make(b.error());
   return v;

@@ -1,19 +1,17 @@
-// The losses and metrics a train section can name, and how the autodiff pass
-// turns them into ops. A loss is an op of ir/ops/Loss.cpp; losses that
+// How the autodiff pass turns the losses and metrics a train section names
+// (declared by the run-settings schema, ir/RunSettings.h) into ops. A loss is an op of ir/ops/Loss.cpp; losses that
 // compare with a target of the prediction's type (mse_loss, bce_loss) get
 // the class labels one-hot encoded.
 #pragma once
 
 #include "ir/Builder.h"
 #include "ir/Error.h"
+#include "ir/RunSettings.h"
 
 #include <string>
 #include <vector>
 
 namespace dtnn::passes {
-
-// Names accepted by `loss = NAME`.
-std::vector<std::string> lossNames();
 
 // Appends loss `name` of `prediction` against i32 class labels `label`;
 // returns the scalar loss. Unknown names get did-you-mean.

@@ -68,24 +68,6 @@ bool takesStep(const OptimizerSpec &spec) {
   return false;
 }
 
-bool isAdamFamily(const std::string &name) {
-  return name == "adam" || name == "adamw" || name == "nadam";
-}
-
-std::string join(const std::vector<std::string> &v) {
-  std::string s;
-  for (const std::string &x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
-// The arguments `optimizer = name(...)` accepts, in the order messages list them.
-std::vector<std::string> argumentNames(const std::string &name, const ir::OpDef &def) {
-  std::vector<std::string> names = {"lr"};
-  if (isAdamFamily(name)) names.push_back("betas");
-  for (const ir::AttrSpec &a : def.attrs) names.push_back(a.name);
-  return names;
-}
-
 // The operand types of the update of a parameter of type `param`.
 std::vector<ir::TensorType> operandTypes(const OptimizerSpec &spec, const ir::TensorType &param) {
   std::vector<ir::TensorType> types = {param, param, ir::TensorType(ir::DType::F32, {})};
@@ -103,48 +85,17 @@ Error checkUpdate(const OptimizerSpec &spec, const ir::OpDef &def, const ir::Ten
   return Error::success();
 }
 
-const char *kindDescription(ir::AttrKind k) {
-  switch (k) {
-  case ir::AttrKind::Float: return "a number";
-  case ir::AttrKind::Bool: return "true or false";
-  case ir::AttrKind::Int: return "an integer";
-  default: return ir::attrKindName(k);
-  }
-}
-
 // Reads `betas=[b1, b2]` into beta1 and beta2.
 Error readBetas(const std::string &name, const ir::AttrValue &v, OptimizerSpec &spec) {
   std::vector<double> betas;
   if (auto *f = std::get_if<std::vector<double>>(&v)) betas = *f;
   if (auto *i = std::get_if<std::vector<int64_t>>(&v)) betas.assign(i->begin(), i->end());
   if (betas.size() != 2)
-    return Error::make("optimizer " + name +
-                       " argument 'betas' must be a list of two numbers, got " +
+    return Error::make("optimizer '" + name +
+                       "' argument 'betas' must be a list of two numbers, got " +
                        ir::attrValueStr(v));
   spec.args.set("beta1", betas[0]);
   spec.args.set("beta2", betas[1]);
-  return Error::success();
-}
-
-// Applies one `optimizer.<arg>` setting to `spec`.
-Error readArgument(const ir::OpDef &def, const std::string &arg, const ir::AttrValue &v,
-                   OptimizerSpec &spec) {
-  const std::string &name = spec.name;
-  if (arg == "lr") return Error::success();
-  if (arg == "betas" && isAdamFamily(name)) return readBetas(name, v, spec);
-  const ir::AttrSpec *a = def.findAttr(arg);
-  if (!a) {
-    std::vector<std::string> valid = argumentNames(name, def);
-    std::string hint = closestMatch(arg, valid);
-    return Error::make("optimizer " + name + " has no argument '" + arg + "'" +
-                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (arguments of " +
-                       name + ": " + join(valid) + ")");
-  }
-  auto coerced = ir::coerceAttr(v, a->kind);
-  if (!coerced)
-    return Error::make("optimizer " + name + " argument '" + arg + "' must be " +
-                       kindDescription(a->kind) + ", got " + ir::attrValueStr(v));
-  spec.args.set(arg, std::move(*coerced));
   return Error::success();
 }
 
@@ -170,40 +121,32 @@ Error checkBuffers(const ir::Module &m, const OptimizerSpec &spec, const ir::Par
 
 } // namespace
 
-std::vector<std::string> optimizerNames() { return {"sgd", "adam", "adamw", "rmsprop", "nadam"}; }
+Expected<OptimizerSpec> readOptimizer(const ir::SettingCall &optimizer) {
+  const std::string &name = optimizer.name;
+  const ir::RunSettingDef &setting = *ir::findRunSetting("optimizer");
+  if (std::string msg = ir::checkSettingChoice(setting, name); !msg.empty())
+    return Error::make(msg);
+  const ir::OpDef *def = ir::OpTable::get().lookup(name + "_update");
+  if (!def) return Error::make("optimizer " + name + " has no update op in the op table");
 
-Expected<OptimizerSpec> readOptimizer(const ir::AttrMap &trainConfig) {
-  std::vector<std::string> names = optimizerNames();
-  std::string known = " (known optimizers: " + join(names) + ")";
-  const ir::AttrValue *chosen = trainConfig.find("optimizer");
-  const ir::AttrValue sgd = std::string("sgd");
-  if (!chosen) chosen = &sgd;
-  const auto *name = std::get_if<std::string>(chosen);
-  if (!name)
-    return Error::make("train setting 'optimizer' must name an optimizer, got " +
-                       ir::attrValueStr(*chosen) + known);
-  if (std::find(names.begin(), names.end(), *name) == names.end()) {
-    std::string hint = closestMatch(*name, names);
-    return Error::make("unknown optimizer '" + *name + "'" +
-                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") + known);
-  }
-  const ir::OpDef *def = ir::OpTable::get().lookup(*name + "_update");
-  if (!def) return Error::make("optimizer " + *name + " has no update op in the op table");
-
-  OptimizerSpec spec{*name, {}};
+  OptimizerSpec spec{name, {}};
   for (const ir::AttrSpec &a : def->attrs)
     if (a.defaultValue) spec.args.set(a.name, *a.defaultValue);
-  const std::string prefix = "optimizer.";
   bool betas = false, beta = false;
-  for (const auto &[key, value] : trainConfig.entries()) {
-    if (key.compare(0, prefix.size(), prefix) != 0) continue;
-    std::string arg = key.substr(prefix.size());
+  for (const auto &[arg, given] : optimizer.args.entries()) {
+    ir::AttrValue v = given;
+    if (std::string msg = ir::checkSettingArg(setting, name, arg, v); !msg.empty())
+      return Error::make(msg);
     betas = betas || arg == "betas";
     beta = beta || arg == "beta1" || arg == "beta2";
-    if (Error e = readArgument(*def, arg, value, spec)) return e;
+    if (arg == "betas") {
+      if (Error e = readBetas(name, v, spec)) return e;
+    } else if (arg != "lr") { // the rate is a runtime input of the update op
+      spec.args.set(arg, std::move(v));
+    }
   }
   if (betas && beta)
-    return Error::make("optimizer " + *name + " takes either betas or beta1 and beta2, not both");
+    return Error::make("optimizer " + name + " takes either betas or beta1 and beta2, not both");
   if (Error e = checkUpdate(spec, *def, ir::TensorType(ir::DType::F32, {1}))) return e;
   return spec;
 }

@@ -7,6 +7,7 @@
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "ir/IR.h"
+#include "ir/RunSettings.h"
 
 #include <string>
 #include <vector>
@@ -20,15 +21,11 @@ struct OptimizerSpec {
   ir::AttrMap args;
 };
 
-// Reads `optimizer` (the name; sgd when absent) and the `optimizer.<arg>`
-// settings. `lr` is accepted and ignored; the Adam family also accepts
-// `betas=[b1, b2]`.
-// Unknown names and arguments, values of the wrong kind and out-of-range
-// values are errors.
-Expected<OptimizerSpec> readOptimizer(const ir::AttrMap &trainConfig);
-
-// The optimizer names readOptimizer accepts: sgd, adam, adamw, rmsprop, nadam.
-std::vector<std::string> optimizerNames();
+// Reads the `optimizer` setting: its choice and arguments, which the
+// run-settings schema declares (ir/RunSettings.h). `lr` is accepted and
+// ignored; the Adam family also accepts `betas=[b1, b2]`. Unknown names and
+// arguments, values of the wrong kind and out-of-range values are errors.
+Expected<OptimizerSpec> readOptimizer(const ir::SettingCall &optimizer);
 
 // Appends the update of `param` through `b`: creates its state buffers in `m`
 // as non-trainable parameters named `<param>.<state>` (momentum, adam_m,

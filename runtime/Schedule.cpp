@@ -25,16 +25,12 @@ class ArgReader {
 public:
   ArgReader(std::string what, const ir::AttrMap &args) : what_(std::move(what)), args_(args) {}
 
-  // Fails on any argument not in `known`.
-  void checkNames(const std::vector<std::string> &known) {
+  // Fails on any argument that the run-settings schema does not declare for `choice`.
+  void checkNames(const std::string &setting, const std::string &choice) {
     for (const auto &[name, value] : args_.entries()) {
-      if (std::find(known.begin(), known.end(), name) != known.end()) continue;
-      std::string msg = "unknown argument '" + name + "'";
-      std::string hint = closestMatch(name, known);
-      if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
-      msg += " (arguments:";
-      for (const std::string &k : known) msg += " " + k;
-      fail(msg + ")");
+      AttrValue v = value;
+      std::string msg = ir::checkSettingArg(*ir::findRunSetting(setting), choice, name, v);
+      if (!msg.empty() && !error_) error_ = Error::make(msg); // the message names the choice
     }
   }
   double number(const std::string &name, std::optional<double> dflt) {
@@ -194,11 +190,10 @@ private:
 
 using Built = std::unique_ptr<LrSchedule>;
 
-// One schedule kind: its arguments and a builder that reads them. `epochs`
-// is the number of epochs after warm-up.
+// One schedule kind: a builder that reads its arguments, which the
+// run-settings schema declares. `epochs` is the number of epochs after warm-up.
 struct ScheduleKind {
   const char *name;
-  std::vector<std::string> args;
   Built (*build)(ArgReader &r, double base, int64_t epochs);
 };
 
@@ -207,9 +202,8 @@ Built constant(double base) {
 }
 
 const ScheduleKind kKinds[] = {
-    {"constant", {}, [](ArgReader &, double base, int64_t) { return constant(base); }},
+    {"constant", [](ArgReader &, double base, int64_t) { return constant(base); }},
     {"cosine",
-     {"t_max", "eta_min"},
      [](ArgReader &r, double base, int64_t epochs) -> Built {
        int64_t tMax = r.integer("t_max", std::max<int64_t>(epochs, 1));
        double etaMin = r.number("eta_min", 0.0);
@@ -221,7 +215,6 @@ const ScheduleKind kKinds[] = {
        });
      }},
     {"exponential",
-     {"gamma"},
      [](ArgReader &r, double base, int64_t) -> Built {
        double gamma = r.number("gamma", std::nullopt);
        r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
@@ -229,7 +222,6 @@ const ScheduleKind kKinds[] = {
            [=](int64_t e) { return base * std::pow(gamma, double(e)); });
      }},
     {"multistep",
-     {"milestones", "gamma"},
      [](ArgReader &r, double base, int64_t) -> Built {
        std::vector<int64_t> ms = r.integers("milestones");
        double gamma = r.number("gamma", 0.1);
@@ -244,7 +236,6 @@ const ScheduleKind kKinds[] = {
        });
      }},
     {"reduce_on_plateau",
-     {"factor", "patience", "threshold", "min_lr"},
      [](ArgReader &r, double base, int64_t) -> Built {
        double factor = r.number("factor", 0.1);
        int64_t patience = r.integer("patience", 10);
@@ -257,7 +248,6 @@ const ScheduleKind kKinds[] = {
        return std::make_unique<PlateauSchedule>(base, factor, patience, threshold, minLr);
      }},
     {"step",
-     {"step_size", "gamma"},
      [](ArgReader &r, double base, int64_t) -> Built {
        int64_t stepSize = r.integer("step_size", std::nullopt);
        double gamma = r.number("gamma", 0.1);
@@ -268,7 +258,6 @@ const ScheduleKind kKinds[] = {
      }},
     // The warm-up arguments of the standalone form are read by makeSchedule.
     {"warmup",
-     {"epochs", "start_factor"},
      [](ArgReader &, double base, int64_t) { return constant(base); }},
 };
 
@@ -287,20 +276,14 @@ Expected<std::unique_ptr<LrSchedule>> makeSchedule(const ScheduleSpec &spec, dou
   for (const ScheduleKind &k : kKinds)
     if (name == k.name) kind = &k;
   if (!kind) {
-    std::string msg = "unknown schedule '" + name + "'";
-    std::string hint = closestMatch(name, scheduleNames());
-    if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
-    msg += " (schedules:";
-    for (const std::string &n : scheduleNames()) msg += " " + n;
-    return Error::make(msg + ")");
+    std::string msg = ir::checkSettingChoice(*ir::findRunSetting("schedule"), name);
+    return Error::make(msg.empty() ? "schedule '" + name + "' is not built in" : msg);
   }
   ArgReader r("schedule '" + name + "'", spec.args);
   r.check(std::isfinite(baseLr) && baseLr >= 0,
           "the base learning rate must be a finite number >= 0, got " + formatDouble(baseLr));
   bool standalone = name == "warmup";
-  std::vector<std::string> known = kind->args;
-  if (!standalone) known.insert(known.end(), {"warmup", "warmup_start_factor"});
-  r.checkNames(known);
+  r.checkNames("schedule", name);
   std::string epochsArg = standalone ? "epochs" : "warmup";
   std::string factorArg = standalone ? "start_factor" : "warmup_start_factor";
   int64_t warmup = r.integer(epochsArg, standalone ? 5 : 0);
@@ -340,7 +323,7 @@ Error EarlyStopping::restore(const std::map<std::string, std::string> &s) {
 
 Expected<EarlyStopping> makeEarlyStopping(const ir::AttrMap &args) {
   ArgReader r("early_stopping", args);
-  r.checkNames({"patience", "min_delta"});
+  r.checkNames("early_stopping", "early_stopping");
   EarlyStopping es;
   es.patience = r.integer("patience", 5);
   es.minDelta = r.number("min_delta", 0.0);

@@ -11,6 +11,7 @@
 
 #include "ir/Attributes.h"
 #include "ir/Error.h"
+#include "ir/RunSettings.h"
 
 #include <cstdint>
 #include <limits>
@@ -22,11 +23,8 @@
 namespace dtnn::runtime {
 
 // A schedule as written: a name (empty or "constant" for a constant rate)
-// and its named arguments.
-struct ScheduleSpec {
-  std::string name;
-  ir::AttrMap args;
-};
+// and its named arguments, which the run-settings schema declares.
+using ScheduleSpec = ir::SettingCall;
 
 // A learning rate as a function of training progress.
 class LrSchedule {

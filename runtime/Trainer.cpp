@@ -9,7 +9,9 @@
 #include "runtime/Profile.h"
 #include "runtime/Threads.h"
 #include "runtime/Report.h"
+#include "runtime/Schedule.h"
 #include "runtime/TrainState.h"
+#include "runtime/data/Sources.h"
 #include "ir/Attributes.h"
 #include "ir/Printer.h"
 
@@ -101,7 +103,7 @@ struct Totals {
 
 class Session {
 public:
-  Session(const ir::Module &m, const TrainSettings &s, const RunOptions &o,
+  Session(const ir::Module &m, const ir::RunSettings &s, const RunOptions &o,
           const BackendSet &backends, std::ostream &out, std::ostream &err)
       : m_(m), s_(s), o_(o), backends_(backends), backend_(backends.primary()), out_(out),
         err_(err), bar_(out, o.progress, o.progressSeconds),
@@ -190,7 +192,7 @@ private:
   Error setUpDeterministic();
 
   const ir::Module &m_;
-  const TrainSettings &s_;
+  const ir::RunSettings &s_;
   const RunOptions &o_;
   const BackendSet &backends_;
   Backend &backend_; // the primary backend
@@ -381,8 +383,8 @@ Error Session::checkSaveFolder() const {
 Error Session::saveState(const std::string &path) {
   if (!leader()) return Error::success();
   std::map<std::string, std::string> meta = {{"seed", std::to_string(s_.seed)},
-                                             {"optimizer", s_.optimizer},
-                                             {"loss", s_.loss},
+                                             {"optimizer", s_.optimizer.name},
+                                             {"loss", s_.loss.name},
                                              {"batch", std::to_string(s_.batch)},
                                              {"train_samples", std::to_string(trainIdx_.size())}};
   for (const auto &[k, v] : schedule_->state()) meta["schedule." + k] = v;
@@ -554,7 +556,7 @@ Error Session::resume() {
   // The seed fixes the shuffle, the validation split and the dropout masks,
   // so a run resumed with another one would not continue the same run.
   for (auto [key, value] : {std::pair{"seed", std::to_string(s_.seed)},
-                            std::pair{"optimizer", s_.optimizer}, std::pair{"loss", s_.loss}}) {
+                            std::pair{"optimizer", s_.optimizer.name}, std::pair{"loss", s_.loss.name}}) {
     auto it = meta->find(key);
     if (it != meta->end() && it->second != value)
       return Error::make(o_.resumePath + ": checkpoint was trained with " + key + " " +
@@ -764,7 +766,7 @@ RunStatus Session::run() {
   int threads = threadCount();
   out_ << "; batch " << s_.batch << (ranks() > 1 ? " in all" : "");
   if (det_) out_ << " (deterministic: micro-batches of " << o_.microBatch << ")";
-  out_ << ", " << s_.optimizer << " lr " << s_.lr << ", backend "
+  out_ << ", " << s_.optimizer.name << " lr " << s_.lr << ", backend "
        << backend_.name() << ", " << threads << (threads == 1 ? " thread" : " threads")
        << (ranks() > 1 ? " a rank" : "");
   // The default avoided CPUs that other processes kept busy: say so.
@@ -896,7 +898,7 @@ RunStatus Session::finish(double lastTestAcc) {
 
 } // namespace
 
-RunStatus train(const ir::Module &m, const TrainSettings &settings, const RunOptions &opts,
+RunStatus train(const ir::Module &m, const ir::RunSettings &settings, const RunOptions &opts,
                 const BackendSet &backends, std::ostream &out, std::ostream &err) {
   Session s(m, settings, opts, backends, out, err);
   return s.run();

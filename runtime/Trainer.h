@@ -9,7 +9,7 @@
 #include "runtime/BackendRegistry.h"
 #include "runtime/Communicator.h"
 #include "runtime/Report.h"
-#include "runtime/TrainSettings.h"
+#include "ir/RunSettings.h"
 
 #include <functional>
 #include <ostream>
@@ -57,7 +57,7 @@ enum class RunStatus { Ok = 0, InputError = 1, TrainingFailed = 3, Interrupted =
 
 // Trains the model of `m`; prints to `out` (progress, one line per epoch, the
 // final test accuracy) and errors to `err`.
-RunStatus train(const ir::Module &m, const TrainSettings &settings, const RunOptions &opts,
+RunStatus train(const ir::Module &m, const ir::RunSettings &settings, const RunOptions &opts,
                 const BackendSet &backends, std::ostream &out, std::ostream &err);
 
 } // namespace dtnn::runtime

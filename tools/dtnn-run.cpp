@@ -30,17 +30,13 @@ namespace {
 
 constexpr int kOk = 0, kInputError = 1, kUsageError = 2;
 
+// The options other than the train settings' (see options()).
 const std::vector<cli::OptionSpec> kOptions = {
     {"model", "NAME", "the model to train (default: the file's only model)"},
     {"data", "DIR", "read the data set from DIR instead of its default folder"},
     {"synthetic", "", "train on synthetic data shaped like the model's input"},
     {"synthetic-size", "TRAIN[,TEST]", "images of the synthetic training and test sets "
                                        "(default: the train section's, else 6000,1000)"},
-    {"epochs", "N", "number of epochs"},
-    {"batch", "B", "batch size"},
-    {"lr", "X", "base learning rate"},
-    {"optimizer", "NAME", "sgd, adam, adamw, rmsprop or nadam"},
-    {"seed", "S", "seed of initialization, shuffling and dropout"},
     {"backend", "NAME", "kernel backend (default: the first of 'dtnn-run --help')"},
     {"threads", "T", "threads of the one thread pool (default: OMP_NUM_THREADS, else the CPUs "
                      "this process may use that other processes leave idle)"},
@@ -50,7 +46,6 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"init-from", "FILE", "start from the weights and running statistics of a safetensors file "
                           "(a checkpoint, or converted torchvision weights), not its optimizer "
                           "state or progress"},
-    {"checkpoint-every", "N", "also keep a checkpoint every N epochs"},
     {"eval-only", "", "evaluate on the test set without training"},
     {"predict", "FILE", "instead of training, compute the model's outputs for the input tensor "
                         "named like the model's input in FILE (safetensors)"},
@@ -92,38 +87,49 @@ bool parsePositive(const std::string &s, double &out) {
   }
 }
 
-// Applies the flags that override train settings; returns an error message
-// for a malformed value.
-std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
-  for (const char *key : {"epochs", "batch", "seed", "checkpoint-every"}) {
-    if (!args.has(key)) continue;
-    int64_t v = 0;
-    std::string flag = std::string("--") + key;
-    if (std::string msg = cli::readCount(flag, args.get(key), flag == "--batch" ? 1 : 0, INT64_MAX, v);
-        !msg.empty())
-      return msg;
-    std::string name = key;
-    if (name == "checkpoint-every") name = "checkpoint_every";
-    config.set(name, v);
-  }
-  if (args.has("optimizer")) {
-    const ir::AttrValue *old = config.find("optimizer");
-    bool same = old && std::holds_alternative<std::string>(*old) &&
-                std::get<std::string>(*old) == args.get("optimizer");
-    if (!same) {
-      // The file's hyperparameters belong to its optimizer; keep only lr.
-      ir::AttrMap kept;
-      for (const auto &[k, v] : config.entries())
-        if (!k.starts_with("optimizer.") || k == "optimizer.lr") kept.set(k, v);
-      config = kept;
+// Every option: the tool's own, and one per train setting that has a flag
+// in the run-settings schema (--batch, --lr, ...), after --synthetic-size.
+std::vector<cli::OptionSpec> options() {
+  std::vector<cli::OptionSpec> all;
+  for (const cli::OptionSpec &o : kOptions) {
+    all.push_back(o);
+    if (o.name != "synthetic-size") continue;
+    for (const ir::RunSettingDef &d : ir::runSettingDefs()) {
+      if (d.flag.empty()) continue;
+      std::string help = d.help;
+      if (d.kind == ir::SettingKind::Choice) {
+        std::string names;
+        for (const ir::SettingChoice &c : d.choices()) names += (names.empty() ? "" : ", ") + c.name;
+        help += ": " + names;
+      }
+      all.push_back({d.flag, d.valueName, help});
     }
-    config.set("optimizer", args.get("optimizer"));
   }
-  if (args.has("lr")) {
-    double lr = 0;
-    if (!parsePositive(args.get("lr"), lr))
-      return "--lr expects a positive number, got '" + args.get("lr") + "'";
-    config.set("optimizer.lr", lr);
+  return all;
+}
+
+// Applies the flags that override train settings, each checked by the
+// run-settings schema; returns an error message for a malformed value.
+std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
+  for (const ir::RunSettingDef &d : ir::runSettingDefs()) {
+    if (d.flag.empty() || !args.has(d.flag)) continue;
+    std::string flag = "--" + d.flag, text = args.get(d.flag);
+    ir::AttrValue value = text;
+    if (d.kind == ir::SettingKind::Count) {
+      int64_t n = 0;
+      if (std::string msg = cli::readCount(flag, text, d.least, INT64_MAX, n); !msg.empty())
+        return msg;
+      value = n;
+    } else if (d.kind == ir::SettingKind::Fraction || d.kind == ir::SettingKind::Rate) {
+      char *end = nullptr;
+      value = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0')
+        return flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'";
+    }
+    if (std::string msg = ir::setRunSetting(config, d, value); !msg.empty())
+      return d.kind == ir::SettingKind::Choice
+                 ? msg
+                 : flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'";
   }
   return "";
 }
@@ -202,7 +208,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> argvec(argv + 1, argv + argc);
   std::string err;
-  std::vector<cli::OptionSpec> specs = kOptions;
+  std::vector<cli::OptionSpec> specs = options();
   specs.insert(specs.end() - 2, cli::kDataParallelOptions.begin(), cli::kDataParallelOptions.end());
   auto args = cli::parseArgs(argvec, specs, err);
   if (!args) return usageError(err);
@@ -303,8 +309,12 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     return usageError(msg);
 
   // Settings errors first, before the passes would report them less directly.
-  if (auto spec = passes::readOptimizer(module->trainConfig()); !spec) {
-    std::cerr << "dtnn-run: error: " << spec.error().message() << "\n";
+  auto settings = ir::readRunSettings(module->trainConfig());
+  if (settings) {
+    if (auto spec = passes::readOptimizer(settings->optimizer); !spec) settings = spec.takeError();
+  }
+  if (!settings) {
+    std::cerr << "dtnn-run: error: " << settings.error().message() << "\n";
     return kInputError;
   }
   passes::PassManagerOptions po;
@@ -324,11 +334,6 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
   if (Error e = pm.run(*module)) {
     std::cerr << "dtnn-run: error: " << e.message() << "\n";
-    return kInputError;
-  }
-  auto settings = runtime::readTrainSettings(module->trainConfig());
-  if (!settings) {
-    std::cerr << "dtnn-run: error: " << settings.error().message() << "\n";
     return kInputError;
   }
 

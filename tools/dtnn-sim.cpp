@@ -7,6 +7,7 @@
 // defaults). Each rank keeps its batch (weak scaling).
 #include "frontend/Frontend.h"
 #include "passes/CostModel.h"
+#include "ir/RunSettings.h"
 #include "passes/PassManager.h"
 #include "passes/Pipelines.h"
 #include "passes/Simulate.h"
@@ -94,16 +95,16 @@ int run(int argc, char **argv) {
     DiagnosticEngine diags(sm, std::cerr);
     auto module = frontend::compileFile(args->positional[0], co, sm, diags);
     if (!module) return kInputError;
-    int64_t batch = 0;
-    if (args->has("batch")) {
-      batch = std::atoll(args->get("batch").c_str());
-      if (batch < 1) return usageError("--batch expects a positive integer");
-    } else if (const ir::AttrValue *b = module->trainConfig().find("batch");
-               b && std::holds_alternative<int64_t>(*b)) {
-      batch = std::get<int64_t>(*b);
-    } else {
-      batch = 1;
+    auto settings = ir::readRunSettings(module->trainConfig());
+    if (!settings) {
+      std::cerr << "dtnn-sim: error: " << settings.error().message() << "\n";
+      return kInputError;
     }
+    int64_t batch = settings->batch;
+    if (args->has("batch"))
+      if (std::string msg = cli::readCount("--batch", args->get("batch"), 1, INT64_MAX, batch);
+          !msg.empty())
+        return usageError(msg);
     if (profile && profile->batch != batch)
       return usageError("the op profile was measured at batch " + std::to_string(profile->batch) +
                         " a rank, the simulation is at " + std::to_string(batch) +

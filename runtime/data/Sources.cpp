@@ -20,10 +20,9 @@ struct Source;
 using LoadFn = Expected<DataSplits> (*)(const Source &src, const DataSpec &spec,
                                         const std::string &dir, uint64_t seed);
 
-// One known data source.
+// One known data source; its arguments are declared by the run-settings schema.
 struct Source {
   const char *name;
-  std::vector<std::string> args;  // Accepted argument names.
   LoadFn load;
   Normalization norm;             // Usual normalization of the source.
   const char *defaultDir;         // Directory of the files, or "" if the source has none.
@@ -37,17 +36,6 @@ std::string shapeStr(const std::vector<int64_t> &shape) {
     if (i)
       s += 'x';
     s += std::to_string(shape[i]);
-  }
-  return s;
-}
-
-// Returns names separated by ", ".
-std::string join(const std::vector<std::string> &names) {
-  std::string s;
-  for (const std::string &n : names) {
-    if (!s.empty())
-      s += ", ";
-    s += n;
   }
   return s;
 }
@@ -171,6 +159,13 @@ Dataset slice(const Dataset &data, int64_t begin, int64_t end) {
   return out;
 }
 
+// ImageNet's training set is JPEG files, which dtnn has no decoder for yet.
+Expected<DataSplits> loadImagenet(const Source &src, const DataSpec &, const std::string &,
+                                  uint64_t) {
+  return Error::make(std::string(src.name) + ": dtnn cannot read ImageNet yet (its images are "
+                     "JPEG files); " + src.hint);
+}
+
 Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, const std::string &,
                                    uint64_t seed) {
   using ir::AttrKind;
@@ -218,19 +213,22 @@ Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, cons
 
 const std::vector<Source> &sources() {
   static const std::vector<Source> table = {
-      {"cifar10", {"dir"}, loadCifar10,
+      {"cifar10", loadCifar10,
        {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}},
        "/usr/share/datasets/cifar-10-batches-bin",
        "pass --data DIR naming the cifar-10-batches-bin directory of the CIFAR-10 binary "
        "version (data_batch_1..5.bin, test_batch.bin)"},
-      {"fashion_mnist", {"dir"}, loadIdx, {{0.2860f}, {0.3530f}},
+      {"fashion_mnist", loadIdx, {{0.2860f}, {0.3530f}},
        "/usr/share/datasets/fashion-mnist",
        "install the Debian package dataset-fashion-mnist, or pass --data DIR naming a "
        "directory with the Fashion-MNIST IDX files"},
-      {"mnist", {"dir"}, loadIdx, {{0.1307f}, {0.3081f}}, "/usr/share/datasets/mnist",
+      {"imagenet", loadImagenet, {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}},
+       "/usr/share/datasets/imagenet",
+       "train with --synthetic, or on a data set dtnn reads (cifar10, fashion_mnist, mnist)"},
+      {"mnist", loadIdx, {{0.1307f}, {0.3081f}}, "/usr/share/datasets/mnist",
        "pass --data DIR naming a directory with the MNIST IDX files "
        "(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-...)"},
-      {"synthetic", {"classes", "shape", "test_size", "train_size"}, loadSynthetic, {{0.5f}, {0.5f}}, "",
+      {"synthetic", loadSynthetic, {{0.5f}, {0.5f}}, "",
        ""},
   };
   return table;
@@ -239,23 +237,18 @@ const std::vector<Source> &sources() {
 } // namespace
 
 Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint64_t seed) {
-  std::vector<std::string> names = dataSourceNames();
+  const ir::RunSettingDef &setting = *ir::findRunSetting("data");
   auto it = std::find_if(sources().begin(), sources().end(),
                          [&](const Source &s) { return spec.name == s.name; });
   if (it == sources().end()) {
-    std::string hint = closestMatch(spec.name, names);
-    return Error::make("unknown data source '" + spec.name + "'" +
-                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
-                       " (known sources: " + join(names) + ")");
+    std::string msg = ir::checkSettingChoice(setting, spec.name);
+    return Error::make(msg.empty() ? "data source '" + spec.name + "' is not built in" : msg);
   }
   const Source &src = *it;
   for (const auto &[arg, value] : spec.args.entries()) {
-    if (std::find(src.args.begin(), src.args.end(), arg) != src.args.end())
-      continue;
-    std::string hint = closestMatch(arg, src.args);
-    return Error::make("data source '" + spec.name + "' has no argument '" + arg + "'" +
-                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
-                       " (arguments: " + join(src.args) + ")");
+    ir::AttrValue v = value;
+    if (std::string msg = ir::checkSettingArg(setting, spec.name, arg, v); !msg.empty())
+      return Error::make(msg);
   }
   if (!dir.empty() && *src.defaultDir == '\0')
     return Error::make("data source '" + spec.name + "' reads no files, so a data folder ('" +

@@ -1,10 +1,11 @@
 // Named data sources, as the `data` setting of a train section writes them:
 // `fashion_mnist()`, `mnist()`, `cifar10()` and `synthetic(shape=[1,28,28], classes=10,
-// train=6000, test=1000)`. The file-backed sources take `dir="..."`.
+// train_size=6000, test_size=1000)`. The file-backed sources take `dir="..."`.
 #pragma once
 
 #include "ir/Attributes.h"
 #include "ir/Error.h"
+#include "ir/RunSettings.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/data/Loader.h"
 
@@ -15,10 +16,7 @@
 namespace dtnn {
 
 // A data source call such as `fashion_mnist(dir="...")`: its name and its arguments.
-struct DataSpec {
-  std::string name;
-  ir::AttrMap args;
-};
+using DataSpec = ir::SettingCall;
 
 // The train and test sets of a source, the normalization usual for it, and a one-line
 // description for logs.

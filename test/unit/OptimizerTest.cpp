@@ -28,17 +28,17 @@ const std::vector<Vec> kGrads = {
 const Vec kLr = {0.1, 0.05, 0.01};
 
 // The train settings `optimizer = name(args...)`.
-AttrMap config(const std::string &name, std::vector<std::pair<std::string, AttrValue>> args = {}) {
-  AttrMap m;
-  m.set("optimizer", name);
-  for (auto &[k, v] : args) m.set("optimizer." + k, v);
-  return m;
+ir::SettingCall config(const std::string &name,
+                      std::vector<std::pair<std::string, AttrValue>> args = {}) {
+  ir::SettingCall c{name, {}};
+  for (auto &[k, v] : args) c.args.set(k, v);
+  return c;
 }
 
 // Runs three updates of parameter @w (f64[4] or f32[4]) starting at
 // kInitial with gradients kGrads and learning rates kLr, and returns every
 // parameter of the module (w and its state) by name.
-std::map<std::string, Vec> runSteps(const AttrMap &settings, DType dt = DType::F64) {
+std::map<std::string, Vec> runSteps(const ir::SettingCall &settings, DType dt = DType::F64) {
   auto spec = passes::readOptimizer(settings);
   EXPECT_TRUE(spec) << spec.error().message();
   if (!spec) return {};
@@ -330,14 +330,16 @@ TEST(Optimizer, SinglePrecision) {
 }
 
 // The message readOptimizer gives for `settings`, or "" when it accepts them.
-std::string readError(const AttrMap &settings) {
+std::string readError(const ir::SettingCall &settings) {
   auto spec = passes::readOptimizer(settings);
   return spec ? "" : spec.error().message();
 }
 
 TEST(Optimizer, ReadSettings) {
-  EXPECT_EQ(passes::optimizerNames(),
-            (std::vector<std::string>{"sgd", "adam", "adamw", "rmsprop", "nadam"}));
+  std::vector<std::string> names;
+  for (const ir::SettingChoice &c : ir::findRunSetting("optimizer")->choices())
+    names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "adam", "adamw", "rmsprop", "nadam"}));
   auto spec = passes::readOptimizer(config(
       "sgd", {{"lr", 0.01}, {"momentum", 0.9}, {"nesterov", true}, {"weight_decay", int64_t{0}}}));
   ASSERT_TRUE(spec) << spec.error().message();
@@ -362,7 +364,7 @@ TEST(Optimizer, ReadSettings) {
   ASSERT_TRUE(spec);
   EXPECT_EQ(spec->args.getFloat("alpha"), 0.99);
   // Without an optimizer setting the choice is plain SGD.
-  spec = passes::readOptimizer(AttrMap());
+  spec = passes::readOptimizer(ir::RunSettings().optimizer);
   ASSERT_TRUE(spec);
   EXPECT_EQ(spec->name, "sgd");
   EXPECT_EQ(spec->args.getFloat("momentum"), 0.0);
@@ -373,27 +375,23 @@ TEST(Optimizer, ReadErrors) {
                                       "(known optimizers: sgd, adam, adamw, rmsprop, nadam)");
   EXPECT_EQ(readError(config("lbfgs")),
             "unknown optimizer 'lbfgs' (known optimizers: sgd, adam, adamw, rmsprop, nadam)");
-  AttrMap notAName;
-  notAName.set("optimizer", int64_t{3});
-  EXPECT_EQ(readError(notAName), "train setting 'optimizer' must name an optimizer, got 3 "
-                                 "(known optimizers: sgd, adam, adamw, rmsprop, nadam)");
   EXPECT_EQ(readError(config("sgd", {{"momentun", 0.9}})),
-            "optimizer sgd has no argument 'momentun'; did you mean 'momentum'? (arguments of "
-            "sgd: lr, momentum, dampening, nesterov, weight_decay)");
+            "optimizer 'sgd' has no argument 'momentun'; did you mean 'momentum'? (arguments: "
+            "lr, momentum, dampening, nesterov, weight_decay)");
   EXPECT_EQ(readError(config("nadam", {{"amsgrad", true}})),
-            "optimizer nadam has no argument 'amsgrad' (arguments of nadam: lr, betas, beta1, "
+            "optimizer 'nadam' has no argument 'amsgrad' (arguments: lr, betas, beta1, "
             "beta2, eps, weight_decay, momentum_decay)");
   EXPECT_EQ(readError(config("adam", {{"amsgrad", 1.0}})),
-            "optimizer adam argument 'amsgrad' must be true or false, got 1.0");
+            "optimizer 'adam' argument 'amsgrad' must be true or false, got 1.0");
   EXPECT_EQ(readError(config("rmsprop", {{"betas", Vec{0.9, 0.99}}})),
-            "optimizer rmsprop has no argument 'betas' (arguments of rmsprop: lr, alpha, eps, "
+            "optimizer 'rmsprop' has no argument 'betas' (arguments: lr, alpha, eps, "
             "weight_decay, momentum, centered)");
   EXPECT_EQ(readError(config("sgd", {{"nesterov", int64_t{1}}, {"momentum", 0.9}})),
-            "optimizer sgd argument 'nesterov' must be true or false, got 1");
+            "optimizer 'sgd' argument 'nesterov' must be true or false, got 1");
   EXPECT_EQ(readError(config("sgd", {{"momentum", std::string("high")}})),
-            "optimizer sgd argument 'momentum' must be a number, got \"high\"");
+            "optimizer 'sgd' argument 'momentum' must be a number, got \"high\"");
   EXPECT_EQ(readError(config("adam", {{"betas", Vec{0.9}}})),
-            "optimizer adam argument 'betas' must be a list of two numbers, got [0.9]");
+            "optimizer 'adam' argument 'betas' must be a list of two numbers, got [0.9]");
   EXPECT_EQ(readError(config("adam", {{"betas", Vec{0.9, 0.99}}, {"beta1", 0.5}})),
             "optimizer adam takes either betas or beta1 and beta2, not both");
 }
@@ -427,7 +425,7 @@ TEST(Optimizer, ReadValueErrors) {
 
 // A module with parameter @conv2d.0.weight : f32[2,3] and a graph holding
 // its update by `settings`; returns the printed module.
-std::string printUpdate(const AttrMap &settings) {
+std::string printUpdate(const ir::SettingCall &settings) {
   auto spec = passes::readOptimizer(settings);
   EXPECT_TRUE(spec) << spec.error().message();
   if (!spec) return "";

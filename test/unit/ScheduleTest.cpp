@@ -211,21 +211,21 @@ TEST(Schedule, PlateauWithWarmupIgnoresWarmupEpochs) {
 
 TEST(Schedule, ErrorMessages) {
   EXPECT_EQ(errorOf("cosin", {}),
-            "unknown schedule 'cosin'; did you mean 'cosine'? (schedules: constant cosine "
-            "exponential multistep reduce_on_plateau step warmup)");
+            "unknown schedule 'cosin'; did you mean 'cosine'? (known schedules: constant, cosine, "
+            "exponential, multistep, reduce_on_plateau, step, warmup)");
   EXPECT_EQ(errorOf("zigzag", {}),
-            "unknown schedule 'zigzag' (schedules: constant cosine exponential multistep "
-            "reduce_on_plateau step warmup)");
+            "unknown schedule 'zigzag' (known schedules: constant, cosine, exponential, multistep, "
+            "reduce_on_plateau, step, warmup)");
   EXPECT_EQ(errorOf("step", args({{"step_size", int64_t(3)}, {"gama", 0.5}})),
-            "schedule 'step': unknown argument 'gama'; did you mean 'gamma'? (arguments: "
-            "step_size gamma warmup warmup_start_factor)");
+            "schedule 'step' has no argument 'gama'; did you mean 'gamma'? (arguments: "
+            "step_size, gamma, warmup, warmup_start_factor)");
   EXPECT_EQ(errorOf("warmup", args({{"warmup", int64_t(3)}})),
-            "schedule 'warmup': unknown argument 'warmup' (arguments: epochs start_factor)");
+            "schedule 'warmup' has no argument 'warmup' (arguments: epochs, start_factor)");
   EXPECT_EQ(errorOf("step", {}), "schedule 'step': missing required argument 'step_size'");
   EXPECT_EQ(errorOf("step", args({{"step_size", int64_t(0)}})),
             "schedule 'step': step_size must be at least 1, got 0");
   EXPECT_EQ(errorOf("step", args({{"step_size", 2.5}})),
-            "schedule 'step': step_size must be an integer, got 2.5");
+            "schedule 'step' argument 'step_size' must be an integer, got 2.5");
   EXPECT_EQ(errorOf("step", args({{"step_size", int64_t(1)}, {"gamma", 0.0}})),
             "schedule 'step': gamma must be > 0, got 0.0");
   EXPECT_EQ(errorOf("exponential", {}),
@@ -233,7 +233,7 @@ TEST(Schedule, ErrorMessages) {
   EXPECT_EQ(errorOf("exponential", args({{"gamma", -0.5}})),
             "schedule 'exponential': gamma must be > 0, got -0.5");
   EXPECT_EQ(errorOf("exponential", args({{"gamma", std::string("x")}})),
-            "schedule 'exponential': gamma must be a number, got \"x\"");
+            "schedule 'exponential' argument 'gamma' must be a number, got \"x\"");
   EXPECT_EQ(errorOf("multistep", args({{"milestones", std::vector<int64_t>{5, 3}}})),
             "schedule 'multistep': milestones must be strictly increasing");
   EXPECT_EQ(errorOf("multistep", args({{"milestones", std::vector<int64_t>{0}}})),
@@ -298,8 +298,8 @@ TEST(EarlyStopping, StateRoundTrip) {
 
 TEST(EarlyStopping, ErrorMessages) {
   EXPECT_EQ(makeEarlyStopping(args({{"patiense", int64_t(3)}})).error().message(),
-            "early_stopping: unknown argument 'patiense'; did you mean 'patience'? (arguments: "
-            "patience min_delta)");
+            "early stopping 'early_stopping' has no argument 'patiense'; did you mean 'patience'? "
+            "(arguments: patience, min_delta)");
   EXPECT_EQ(makeEarlyStopping(args({{"patience", int64_t(-1)}})).error().message(),
             "early_stopping: patience must be >= 0, got -1");
   EXPECT_EQ(makeEarlyStopping(args({{"min_delta", -0.5}})).error().message(),

@@ -1,0 +1,307 @@
+#include "ir/RunSettings.h"
+
+#include "ir/Diagnostics.h"
+#include "ir/OpTable.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace dtnn::ir {
+
+namespace {
+
+std::string join(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+std::vector<SettingChoice> optimizers() {
+  std::vector<SettingChoice> out;
+  for (const char *name : {"sgd", "adam", "adamw", "rmsprop", "nadam"}) {
+    SettingChoice c{name, {{"lr", AttrKind::Float}}};
+    if (c.name != "sgd" && c.name != "rmsprop") c.args.push_back({"betas", AttrKind::Floats});
+    // The other hyperparameters are the attributes of the optimizer's update op.
+    if (const OpDef *def = OpTable::get().lookup(c.name + "_update"))
+      for (const AttrSpec &a : def->attrs) c.args.push_back({a.name, a.kind});
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<SettingChoice> losses() {
+  return {{"bce_loss", {}}, {"mse_loss", {}}, {"nll_loss", {}}, {"softmax_cross_entropy", {}}};
+}
+
+std::vector<SettingChoice> schedules() {
+  using K = AttrKind;
+  std::vector<SettingChoice> out = {
+      {"constant", {}},
+      {"cosine", {{"t_max", K::Int}, {"eta_min", K::Float}}},
+      {"exponential", {{"gamma", K::Float}}},
+      {"multistep", {{"milestones", K::Ints}, {"gamma", K::Float}}},
+      {"reduce_on_plateau",
+       {{"factor", K::Float}, {"patience", K::Int}, {"threshold", K::Float}, {"min_lr", K::Float}}},
+      {"step", {{"step_size", K::Int}, {"gamma", K::Float}}},
+  };
+  // Every schedule may start with a linear warm-up; `warmup` alone is one.
+  for (SettingChoice &c : out)
+    c.args.insert(c.args.end(), {{"warmup", K::Int}, {"warmup_start_factor", K::Float}});
+  out.push_back({"warmup", {{"epochs", K::Int}, {"start_factor", K::Float}}});
+  return out;
+}
+
+std::vector<SettingChoice> dataSources() {
+  using K = AttrKind;
+  return {{"cifar10", {{"dir", K::String}}},
+          {"fashion_mnist", {{"dir", K::String}}},
+          {"imagenet", {{"dir", K::String}}},
+          {"mnist", {{"dir", K::String}}},
+          {"synthetic",
+           {{"classes", K::Int}, {"shape", K::Ints}, {"test_size", K::Int}, {"train_size", K::Int}}}};
+}
+
+std::vector<SettingChoice> earlyStopping() {
+  return {{"early_stopping", {{"patience", AttrKind::Int}, {"min_delta", AttrKind::Float}}}};
+}
+
+const char *kindDescription(AttrKind k) {
+  switch (k) {
+  case AttrKind::Int: return "an integer";
+  case AttrKind::Float: return "a number";
+  case AttrKind::Bool: return "true or false";
+  case AttrKind::String: return "a string";
+  case AttrKind::Ints: return "a list of integers";
+  case AttrKind::Floats: return "a list of numbers";
+  }
+  return "a value";
+}
+
+const SettingChoice *findChoice(const RunSettingDef &def, const std::string &name,
+                                std::vector<SettingChoice> &storage) {
+  storage = def.choices();
+  for (const SettingChoice &c : storage)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+// "an optimizer", "a loss".
+std::string article(const std::string &noun) {
+  return (std::string("aeiou").find(noun[0]) == std::string::npos ? "a " : "an ") + noun;
+}
+
+// The metric names of "accuracy,top5", accuracy first and without repeats.
+std::vector<std::string> metricNames(const std::string &text) {
+  std::vector<std::string> out = {"accuracy"};
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+  return out;
+}
+
+// The field of a Choice setting; null for early_stopping, which is optional.
+SettingCall *callOf(RunSettings &s, const std::string &key) {
+  if (key == "optimizer") return &s.optimizer;
+  if (key == "loss") return &s.loss;
+  if (key == "data") return &s.data;
+  if (key == "schedule") return &s.schedule;
+  return nullptr;
+}
+
+} // namespace
+
+const std::vector<RunSettingDef> &runSettingDefs() {
+  using K = SettingKind;
+  static const std::vector<RunSettingDef> defs = {
+      {"batch", K::Count, "samples per step (over all ranks)", 1, "batch", "N"},
+      {"checkpoint_every", K::Count, "with --save, also save every N epochs", 0,
+       "checkpoint-every", "N"},
+      {"data", K::Choice, "", 0, "", "", "data source", dataSources},
+      {"early_stopping", K::Choice, "", 0, "", "", "early stopping", earlyStopping},
+      {"epochs", K::Count, "epochs to train", 0, "epochs", "N"},
+      {"loss", K::Choice, "", 0, "", "", "loss", losses},
+      {"metrics", K::Metrics, ""},
+      {"optimizer", K::Choice, "the optimizer", 0, "optimizer",
+       "NAME", "optimizer", optimizers},
+      {"schedule", K::Choice, "", 0, "", "", "schedule", schedules},
+      {"seed", K::Count, "seed of initialization, shuffling and dropout", 0, "seed", "S"},
+      {"validation", K::Fraction, "hold out this fraction of the training set for validation", 0,
+       "validation", "F"},
+      {"optimizer.lr", K::Rate, "learning rate", 0, "lr", "LR"},
+  };
+  return defs;
+}
+
+std::vector<std::string> trainSectionKeys() {
+  std::vector<std::string> keys;
+  for (const RunSettingDef &d : runSettingDefs())
+    if (d.key.find('.') == std::string::npos) keys.push_back(d.key);
+  return keys;
+}
+
+const RunSettingDef *findRunSetting(std::string_view key) {
+  for (const RunSettingDef &d : runSettingDefs())
+    if (d.key == key) return &d;
+  return nullptr;
+}
+
+std::string settingExpectation(const RunSettingDef &def) {
+  switch (def.kind) {
+  case SettingKind::Count: return "an integer of at least " + std::to_string(def.least);
+  case SettingKind::Fraction: return "a fraction in [0, 1)";
+  case SettingKind::Rate: return "a positive number";
+  case SettingKind::Choice: return "the name of " + article(def.noun);
+  case SettingKind::Metrics: return "names of metrics, such as [accuracy, top5]";
+  }
+  return "";
+}
+
+std::string checkSettingValue(const RunSettingDef &def, AttrValue &value) {
+  std::string what = "train setting '" + def.key + "'";
+  if (def.key == "optimizer.lr") what = "the learning rate";
+  std::string wrong = what + " must be " + settingExpectation(def);
+  switch (def.kind) {
+  case SettingKind::Count: {
+    auto *i = std::get_if<int64_t>(&value);
+    return !i || *i < def.least ? wrong : "";
+  }
+  case SettingKind::Fraction:
+  case SettingKind::Rate: {
+    std::optional<AttrValue> f = coerceAttr(value, AttrKind::Float);
+    double x = f ? std::get<double>(*f) : std::nan("");
+    if (def.kind == SettingKind::Fraction && !(x >= 0 && x < 1)) return wrong;
+    if (def.kind == SettingKind::Rate && !(x > 0 && std::isfinite(x))) return wrong;
+    value = x;
+    return "";
+  }
+  case SettingKind::Metrics: {
+    auto *s = std::get_if<std::string>(&value);
+    if (!s) return wrong;
+    for (const std::string &m : metricNames(*s))
+      if (std::string msg = checkMetricName(m); !msg.empty()) return msg;
+    return "";
+  }
+  case SettingKind::Choice: {
+    auto *s = std::get_if<std::string>(&value);
+    if (!s) return what + " must name " + article(def.noun) + ", got " + attrValueStr(value);
+    return checkSettingChoice(def, *s);
+  }
+  }
+  return "";
+}
+
+std::string checkSettingChoice(const RunSettingDef &def, const std::string &name) {
+  std::vector<SettingChoice> all;
+  if (findChoice(def, name, all)) return "";
+  std::vector<std::string> names;
+  for (const SettingChoice &c : all) names.push_back(c.name);
+  std::string hint = closestMatch(name, names);
+  std::string plural = def.noun == "loss" ? "losses" : def.noun + "s";
+  return "unknown " + def.noun + " '" + name + "'" +
+         (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (known " + plural + ": " +
+         join(names) + ")";
+}
+
+std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
+                            const std::string &arg, AttrValue &value) {
+  std::vector<SettingChoice> all;
+  const SettingChoice *c = findChoice(def, choice, all);
+  if (!c) return checkSettingChoice(def, choice);
+  std::string what = def.noun + " '" + choice + "'";
+  std::vector<std::string> names;
+  for (const ChoiceArg &a : c->args) {
+    if (a.name != arg) {
+      names.push_back(a.name);
+      continue;
+    }
+    if (const RunSettingDef *own = findRunSetting(def.key + "." + arg))
+      return checkSettingValue(*own, value);
+    std::optional<AttrValue> v = coerceAttr(value, a.kind);
+    if (!v)
+      return what + " argument '" + arg + "' must be " + kindDescription(a.kind) + ", got " +
+             attrValueStr(value);
+    value = std::move(*v);
+    return "";
+  }
+  if (names.empty()) return what + " takes no arguments, got '" + arg + "'";
+  std::string hint = closestMatch(arg, names);
+  return what + " has no argument '" + arg + "'" +
+         (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (arguments: " + join(names) +
+         ")";
+}
+
+std::string checkMetricName(const std::string &name) {
+  if (name == "accuracy") return "";
+  bool digits = name.size() > 3 && name.size() < 9 && name.compare(0, 3, "top") == 0 &&
+                std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits && std::stoll(name.substr(3)) >= 1) return "";
+  return "unknown metric '" + name + "' (known: accuracy, topK such as top5)";
+}
+
+Expected<RunSettings> readRunSettings(const AttrMap &config) {
+  RunSettings s;
+  // Choices first: their arguments are checked against the choice made.
+  for (const RunSettingDef &def : runSettingDefs()) {
+    if (def.kind != SettingKind::Choice) continue;
+    SettingCall *call = callOf(s, def.key);
+    const AttrValue *v = config.find(def.key);
+    if (!v) continue;
+    AttrValue name = *v;
+    if (std::string msg = checkSettingValue(def, name); !msg.empty()) return Error::make(msg);
+    if (call) call->name = std::get<std::string>(name);
+    else s.earlyStopping.emplace(); // early_stopping
+  }
+  for (const auto &[key, raw] : config.entries()) {
+    AttrValue value = raw;
+    const RunSettingDef *def = findRunSetting(key);
+    size_t dot = key.find('.');
+    if (def && def->kind == SettingKind::Choice) continue;
+    if (!def && dot == std::string::npos) {
+      std::string hint = closestMatch(key, trainSectionKeys());
+      return Error::make("unknown train setting '" + key + "'" +
+                         (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    }
+    if (dot != std::string::npos) {
+      std::string prefix = key.substr(0, dot), arg = key.substr(dot + 1);
+      const RunSettingDef *owner = findRunSetting(prefix);
+      if (!owner || owner->kind != SettingKind::Choice)
+        return Error::make("unknown train setting '" + key + "'");
+      SettingCall *call = callOf(s, prefix);
+      std::string chosen = call ? call->name : "early_stopping";
+      if (!call && !s.earlyStopping)
+        return Error::make("train setting '" + key + "' is given without early_stopping");
+      if (std::string msg = checkSettingArg(*owner, chosen, arg, value); !msg.empty())
+        return Error::make(msg);
+      (call ? call->args : *s.earlyStopping).set(arg, value);
+      if (key == "optimizer.lr") s.lr = std::get<double>(value);
+      continue;
+    }
+    if (std::string msg = checkSettingValue(*def, value); !msg.empty()) return Error::make(msg);
+    if (key == "batch") s.batch = std::get<int64_t>(value);
+    else if (key == "epochs") s.epochs = std::get<int64_t>(value);
+    else if (key == "seed") s.seed = static_cast<uint64_t>(std::get<int64_t>(value));
+    else if (key == "checkpoint_every") s.checkpointEvery = std::get<int64_t>(value);
+    else if (key == "validation") s.validation = std::get<double>(value);
+    else if (key == "metrics") s.metrics = metricNames(std::get<std::string>(value));
+  }
+  return s;
+}
+
+std::string setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue value) {
+  if (std::string msg = checkSettingValue(def, value); !msg.empty()) return msg;
+  const AttrValue *old = config.find(def.key);
+  if (def.kind == SettingKind::Choice && (!old || *old != value)) {
+    // The arguments given belong to the old choice; keep those with a def of their own.
+    AttrMap kept;
+    std::string prefix = def.key + ".";
+    for (const auto &[k, v] : config.entries())
+      if (!k.starts_with(prefix) || findRunSetting(k)) kept.set(k, v);
+    config = kept;
+  }
+  config.set(def.key, std::move(value));
+  return "";
+}
+
+} // namespace dtnn::ir

@@ -1,0 +1,127 @@
+// The settings of a training run (batch, epochs, data, optimizer, schedule,
+// ...): one typed schema, shared by the three places settings come from — a
+// `.dtnn` file's train section, a module's `train {...}` line in the IR text,
+// and dtnn-run's command-line flags — and by everything that reads them.
+//
+// A module carries its settings flat (ir::Module::trainConfig): a number or a
+// name per setting, and `key.arg` entries for the arguments of a setting that
+// is a call (`optimizer = sgd(lr=0.1)` is `optimizer="sgd"`, `optimizer.lr=0.1`).
+// The schema says what each key may hold; readRunSettings checks a whole map
+// against it and gives the typed values that the passes and the runtime use.
+// The front end checks each setting against the same schema to report an
+// error at its source location.
+//
+// A setting that names a choice (an optimizer, a loss, a schedule, a data
+// source) lists its choices here with their arguments and their kinds. The
+// code that implements a choice (passes/Optimizers, runtime/Schedule,
+// runtime/data/Sources) checks the meaning of the values: a gamma above zero,
+// strictly increasing milestones.
+#pragma once
+
+#include "ir/Attributes.h"
+#include "ir/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtnn::ir {
+
+enum class SettingKind {
+  Count,    // a whole number of at least `least`: batch = 64
+  Fraction, // a number in [0, 1): validation = 0.1
+  Rate,     // a finite number above zero: the learning rate, optimizer.lr
+  Choice,   // a name, or a call with named arguments: schedule = step(step_size=30)
+  Metrics,  // names of metrics: metrics = [accuracy, top5], carried as "accuracy,top5"
+};
+
+// A named argument of a choice and the kind of its value.
+struct ChoiceArg {
+  std::string name;
+  AttrKind kind;
+};
+
+// One choice of a Choice setting: `step` of `schedule`, with its arguments.
+struct SettingChoice {
+  std::string name;
+  std::vector<ChoiceArg> args;
+};
+
+struct RunSettingDef {
+  std::string key;       // "batch"; "optimizer.lr" for the learning rate
+  SettingKind kind;
+  std::string help;      // one line, for dtnn-run's help
+  int64_t least = 0;     // Count: the least value
+  std::string flag;      // dtnn-run's option for it, without "--"; "" when none
+  std::string valueName; // the option's value in help: "N"
+  std::string noun;      // Choice: what a choice is, for messages: "data source"
+  std::vector<SettingChoice> (*choices)() = nullptr; // Choice: the choices, in message order
+};
+
+// A Choice setting's value: the choice and its arguments (key.arg entries).
+struct SettingCall {
+  std::string name;
+  AttrMap args;
+};
+
+// The typed settings of a run, with the defaults of a setting neither the
+// file nor a flag gives.
+struct RunSettings {
+  int64_t batch = 64;
+  int64_t epochs = 1;
+  uint64_t seed = 1;
+  double lr = 0.01;              // optimizer.lr
+  double validation = 0;         // fraction of the training set held out
+  int64_t checkpointEvery = 0;   // epochs; 0: only at the end (with --save)
+  SettingCall optimizer{"sgd", {}};
+  SettingCall loss{"softmax_cross_entropy", {}};
+  SettingCall data{"fashion_mnist", {}};
+  SettingCall schedule{"constant", {}};
+  std::optional<AttrMap> earlyStopping; // the arguments of early_stopping(...)
+  std::vector<std::string> metrics{"accuracy"}; // accuracy first, no repeats
+};
+
+// Every setting, train-section keys first in alphabetical order, then
+// optimizer.lr (set as an argument of the optimizer, or by --lr).
+const std::vector<RunSettingDef> &runSettingDefs();
+
+// The keys a train section may set: the defs other than optimizer.lr.
+std::vector<std::string> trainSectionKeys();
+
+// The def of `key` ("batch", "optimizer.lr"), or null.
+const RunSettingDef *findRunSetting(std::string_view key);
+
+// What a value of `def` must be: "an integer of at least 1".
+std::string settingExpectation(const RunSettingDef &def);
+
+// Checks a value of a Count, Fraction, Rate or Metrics setting; a whole
+// number given for a Fraction or a Rate becomes a float. Returns "" or the
+// message: "train setting 'batch' must be an integer of at least 1".
+std::string checkSettingValue(const RunSettingDef &def, AttrValue &value);
+
+// Checks the choice `name` of a Choice setting: "" or "unknown schedule
+// 'cosin'; did you mean 'cosine'? (known schedules: constant, cosine, ...)".
+std::string checkSettingChoice(const RunSettingDef &def, const std::string &name);
+
+// Checks argument `arg` of choice `choice` (a known one) and makes its value
+// of the declared kind: "" or "schedule 'step' has no argument 'gama'; did
+// you mean 'gamma'? (arguments: step_size, gamma, warmup, warmup_start_factor)".
+std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
+                            const std::string &arg, AttrValue &value);
+
+// Checks one metric name: accuracy, or topK with K from 1 to 99999.
+std::string checkMetricName(const std::string &name);
+
+// Checks every entry of a module's settings against the schema (unknown keys,
+// kinds, ranges, choices and their arguments) and returns them typed.
+Expected<RunSettings> readRunSettings(const AttrMap &config);
+
+// Sets the setting of `def` in `config` to `value` (a command-line override)
+// after checking it. Choosing another choice drops the arguments given for
+// the old one, except those with a def of their own (the learning rate).
+// Returns "" or the message.
+std::string setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue value);
+
+} // namespace dtnn::ir
