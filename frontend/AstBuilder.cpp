@@ -257,6 +257,7 @@ private:
       e->kids.push_back(expr(c->expr()));
       return e;
     }
+    if (auto *c = dynamic_cast<P::PowExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
     if (auto *c = dynamic_cast<P::MulExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
     if (auto *c = dynamic_cast<P::AddExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
     if (auto *c = dynamic_cast<P::CmpExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));

@@ -1,6 +1,7 @@
 // Compile-time builtin functions: shape queries on tensors (channels, dim,
-// rank), sequence helpers (len, range), and numeric helpers (min, max, int,
-// float, round, floor, ceil). Those that build ops are in TensorBuiltins.cpp.
+// rank), sequence helpers (len, range, sum), and numeric helpers (min, max,
+// abs, int, float, round, floor, ceil, and the math of width formulas: log,
+// exp, sqrt, pow). Those that build ops are in TensorBuiltins.cpp.
 #include "frontend/Elaborator.h"
 
 #include <cmath>
@@ -107,10 +108,74 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
     best.origin = loc;
     return best;
   }
+  if (name == "sum") {
+    if (!arity(1, 1)) return Val::poison();
+    const Val &v = args[0].value;
+    if (!v.isSequence()) {
+      error(args[0].loc, "'sum' expects a list or tuple of numbers, got " + describe(v));
+      return Val::poison();
+    }
+    // Ints sum to an int (overflow is an error); a float anywhere makes a float.
+    Val total = Val::integer(0, loc);
+    for (const Val &x : v.items()) {
+      if (!x.isNumber()) {
+        error(args[0].loc, "'sum' expects numbers, got " + describe(x) + " in " + describe(v));
+        return Val::poison();
+      }
+      if (total.kind == Val::Kind::Int && x.kind == Val::Kind::Int) {
+        if (__builtin_add_overflow(total.i, x.i, &total.i)) {
+          error(loc, "integer overflow in 'sum'");
+          return Val::poison();
+        }
+      } else {
+        warnTruncated(x, loc);
+        total = Val::number(total.asDouble() + x.asDouble(), loc);
+      }
+    }
+    return total;
+  }
+  if (name == "abs") {
+    if (!arity(1, 1)) return Val::poison();
+    const Val &v = args[0].value;
+    if (v.kind == Val::Kind::Int && v.i != INT64_MIN) return Val::integer(v.i < 0 ? -v.i : v.i, loc);
+    if (v.kind == Val::Kind::Float) return Val::number(std::fabs(v.f), loc);
+    error(args[0].loc, "'abs' expects a number, got " + describe(v));
+    return Val::poison();
+  }
+  if (name == "pow") {
+    if (!arity(2, 2)) return Val::poison();
+    for (const EvArg &a : args)
+      if (!a.value.isNumber()) {
+        error(a.loc, "'pow' expects numbers, got " + describe(a.value));
+        return Val::poison();
+      }
+    return power(loc, args[0].value, args[1].value);
+  }
+  if (name == "log" || name == "exp" || name == "sqrt") {
+    // log(x) is the natural logarithm and log(x, base) another, as Python's math.log.
+    if (!arity(1, name == "log" ? 2 : 1)) return Val::poison();
+    for (const EvArg &a : args) {
+      if (!a.value.isNumber()) {
+        error(a.loc, "'" + name + "' expects a number, got " + describe(a.value));
+        return Val::poison();
+      }
+      warnTruncated(a.value, loc);
+    }
+    double x = args[0].value.asDouble();
+    double r = name == "exp" ? std::exp(x) : name == "sqrt" ? std::sqrt(x) : std::log(x);
+    if (args.size() == 2) r /= std::log(args[1].value.asDouble());
+    if (!std::isfinite(r)) {
+      std::string call = name + "(" + describe(args[0].value) +
+                         (args.size() == 2 ? ", " + describe(args[1].value) : "") + ")";
+      error(loc, call + " is not a finite number");
+      return Val::poison();
+    }
+    return Val::number(r, loc);
+  }
   if (name == "int") {
     if (!arity(1, 1)) return Val::poison();
     const Val &v = args[0].value;
-    if (v.kind == Val::Kind::Int) return v;
+    if (v.kind == Val::Kind::Int) return Val::integer(v.i, loc); // a whole number, as meant
     if (v.kind == Val::Kind::Float && std::isfinite(v.f) && std::fabs(v.f) < 9e18)
       return Val::integer(static_cast<int64_t>(std::floor(v.f)), loc);
     error(args[0].loc, "'int' expects a finite number, got " + describe(v));
@@ -119,7 +184,7 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
   if (name == "round" || name == "floor" || name == "ceil") {
     if (!arity(1, 1)) return Val::poison();
     const Val &v = args[0].value;
-    if (v.kind == Val::Kind::Int) return v;
+    if (v.kind == Val::Kind::Int) return Val::integer(v.i, loc);
     if (v.kind == Val::Kind::Float && std::isfinite(v.f) && std::fabs(v.f) < 9e18) {
       // round() rounds half to even, as Python's does: round(2.5) == 2, round(3.5) == 4.
       double r = name == "round" ? std::nearbyint(v.f) : name == "floor" ? std::floor(v.f) : std::ceil(v.f);
@@ -131,6 +196,7 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
   if (name == "float") {
     if (!arity(1, 1)) return Val::poison();
     const Val &v = args[0].value;
+    warnTruncated(v, loc);
     if (v.isNumber()) return Val::number(v.asDouble(), loc);
     error(args[0].loc, "'float' expects a number, got " + describe(v));
     return Val::poison();

@@ -12,10 +12,19 @@ Diagnostic Elaborator::note(const SourceLoc &loc, std::string message) const {
 }
 
 void Elaborator::error(const SourceLoc &loc, std::string message, std::vector<Diagnostic> notes) {
+  diagnose(Severity::Error, loc, std::move(message), std::move(notes));
+}
+
+void Elaborator::warning(const SourceLoc &loc, std::string message, std::vector<Diagnostic> notes) {
+  diagnose(Severity::Warning, loc, std::move(message), std::move(notes));
+}
+
+void Elaborator::diagnose(Severity severity, const SourceLoc &loc, std::string message,
+                          std::vector<Diagnostic> notes) {
   // One message per source position: a block expanded many times reports
   // its mistake once.
   if (loc.known() && !reported_.insert(loc).second) return;
-  Diagnostic d{Severity::Error, loc, std::move(message), std::move(notes)};
+  Diagnostic d{severity, loc, std::move(message), std::move(notes)};
   d.notes.insert(d.notes.end(), contextNotes_.begin(), contextNotes_.end());
   // Show the chain of block calls that led here: the two innermost distinct
   // call sites, then the outermost one (the call from the model).

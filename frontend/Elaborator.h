@@ -87,6 +87,14 @@ private:
   Val tensorBinary(const Expr &e, const std::string &opName, const Val &a, const Val &b);
   // A tensor and a number: x * 0.5, 3 - x (Expressions.cpp).
   Val tensorScalar(const Expr &e, const Val &a, const Val &b);
+  // a ** b and pow(a, b) of numbers: an int for ints with a non-negative
+  // exponent (overflow is an error), a float otherwise.
+  Val power(const SourceLoc &loc, const Val &a, const Val &b);
+  Val meanOver(const SourceLoc &loc, const Val &x, const EvArg &axes, bool keepdim);
+  Val adaptivePool1d(const SourceLoc &loc, const Val &x, int64_t axis, int64_t out);
+  // Warns when `v` is an int from a '/' of two ints that dropped a remainder
+  // and now meets a float at `loc`: Python's '/' would not have dropped it.
+  void warnTruncated(const Val &v, const SourceLoc &loc);
 
   // Calls (Calls.cpp).
   Val evalCall(const Expr &e);
@@ -108,6 +116,9 @@ private:
 
   // Diagnostics (Elaborator.cpp).
   void error(const SourceLoc &loc, std::string message, std::vector<Diagnostic> notes = {});
+  void warning(const SourceLoc &loc, std::string message, std::vector<Diagnostic> notes = {});
+  void diagnose(Severity severity, const SourceLoc &loc, std::string message,
+                std::vector<Diagnostic> notes);
   Diagnostic note(const SourceLoc &loc, std::string message) const;
   bool step(const SourceLoc &loc); // counts work; false once over budget
   // A list or tuple, or poison after an error at `loc` when it breaks the sequence budget.

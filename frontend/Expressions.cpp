@@ -6,6 +6,8 @@
 
 #include "ir/OpTable.h"
 
+#include <cmath>
+
 namespace dtnn::frontend {
 
 Val Elaborator::eval(const Expr &e) {
@@ -136,6 +138,7 @@ Val Elaborator::evalBinary(const Expr &e) {
     }
     return mismatch();
   }
+  if (op == "**") return power(e.loc, a, b);
   if (op == "<") return Val::boolean(a.asDouble() < b.asDouble(), e.loc);
   if (op == "<=") return Val::boolean(a.asDouble() <= b.asDouble(), e.loc);
   if (op == ">") return Val::boolean(a.asDouble() > b.asDouble(), e.loc);
@@ -158,8 +161,12 @@ Val Elaborator::evalBinary(const Expr &e) {
       error(e.loc, "integer overflow in '" + op + "'");
       return Val::poison();
     }
-    return Val::integer(r, e.loc);
+    Val v = Val::integer(r, e.loc);
+    if (op == "/" && a.i % b.i != 0) v.truncated = std::pair{a.i, b.i};
+    return v;
   }
+  warnTruncated(a, e.loc);
+  warnTruncated(b, e.loc);
   double x = a.asDouble(), y = b.asDouble();
   if (op == "+") return Val::number(x + y, e.loc);
   if (op == "-") return Val::number(x - y, e.loc);
@@ -172,6 +179,44 @@ Val Elaborator::evalBinary(const Expr &e) {
     return Val::number(x / y, e.loc);
   }
   return mismatch();
+}
+
+Val Elaborator::power(const SourceLoc &loc, const Val &a, const Val &b) {
+  if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int && b.i >= 0) {
+    // Squaring: once base * base overflows, a higher bit of the exponent makes the result do so.
+    int64_t result = 1, base = a.i;
+    bool overflow = false;
+    for (uint64_t k = static_cast<uint64_t>(b.i); k != 0 && !overflow; k >>= 1) {
+      if (k & 1) overflow = __builtin_mul_overflow(result, base, &result);
+      if (k > 1 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
+    }
+    if (overflow) {
+      error(loc, "integer overflow in " + std::to_string(a.i) + " ** " + std::to_string(b.i));
+      return Val::poison();
+    }
+    return Val::integer(result, loc);
+  }
+  warnTruncated(a, loc);
+  warnTruncated(b, loc);
+  double r = std::pow(a.asDouble(), b.asDouble());
+  if (!std::isfinite(r)) {
+    error(loc, describe(a) + " ** " + describe(b) + " is not a finite number",
+          {note(a.origin, "base produced here"), note(b.origin, "exponent produced here")});
+    return Val::poison();
+  }
+  return Val::number(r, loc);
+}
+
+void Elaborator::warnTruncated(const Val &v, const SourceLoc &loc) {
+  if (v.kind != Val::Kind::Int || !v.truncated) return;
+  auto [n, d] = *v.truncated;
+  std::string div = std::to_string(n) + " / " + std::to_string(d);
+  warning(v.origin,
+          "'/' of two ints drops the remainder: " + div + " is " + std::to_string(v.i) +
+              ", which then meets a float; for Python's true division make an operand a float (" +
+              div + ".0), or write int(...) around the "
+              "division to keep the whole number",
+          {note(loc, "meets a float here")});
 }
 
 Val Elaborator::evalIndex(const Expr &e) {

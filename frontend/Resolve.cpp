@@ -15,8 +15,9 @@ namespace dtnn::frontend {
 
 const std::vector<std::string> &builtinFunctionNames() {
   static const std::vector<std::string> names = {
-      "adaptive_avgpool", "ceil", "channels", "chunk", "dim",  "float", "floor", "identity",
-      "int",              "len",  "max",      "mean", "min",   "range", "rank",  "round"};
+      "abs",  "adaptive_avgpool", "ceil", "channels", "chunk", "dim",   "exp",  "float",
+      "floor", "identity",        "int",  "len",      "log",   "max",   "mean", "min",
+      "pow",  "range",            "rank", "round",    "sqrt",  "sum"};
   return names;
 }
 

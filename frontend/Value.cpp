@@ -70,8 +70,22 @@ std::string describe(const Val &v) {
   case Val::Kind::Bool: return v.b ? "bool true" : "bool false";
   case Val::Kind::String: return "string \"" + (v.s.size() > 30 ? v.s.substr(0, 27) + "..." : v.s) + "\"";
   case Val::Kind::List:
-  case Val::Kind::Tuple:
-    return std::string(kindName(v.kind)) + " of " + std::to_string(v.items().size());
+  case Val::Kind::Tuple: {
+    // A short sequence of numbers shows them ("list [2, 3]"); others their length.
+    const std::vector<Val> &items = v.items();
+    std::string text;
+    for (const Val &x : items) {
+      if (!x.isNumber() || text.size() > 40) {
+        text.clear();
+        break;
+      }
+      text += (text.empty() ? "" : ", ") +
+              (x.kind == Val::Kind::Int ? std::to_string(x.i) : ir::formatDouble(x.f));
+    }
+    if (!text.empty()) return std::string(kindName(v.kind)) + (v.kind == Val::Kind::List ? " [" + text + "]" : " (" + text + ")");
+    return std::string(kindName(v.kind)) + " of " + std::to_string(items.size()) +
+           (items.size() == 1 ? " item" : " items");
+  }
   case Val::Kind::Tensor: return "tensor " + v.tensor->type().str();
   case Val::Kind::Callable: return "layer '" + v.s + "'";
   default: return kindName(v.kind);

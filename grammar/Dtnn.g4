@@ -66,11 +66,13 @@ ifStmt : IF expr body (ELSE IF expr body)* (ELSE body)? ;
 // A binding target: a name, or a tuple of targets to destructure.
 pattern : ID | '(' pattern (',' pattern)* ')' ;
 
-// Expressions, from the tightest binding to the loosest. `a |> f(b)` means
-// `f(a, b)` and binds loosest of all.
+// Expressions, from the tightest binding to the loosest. `a ** b` is a power,
+// right-associative and binding tighter than a unary minus, as in Python
+// (`-2 ** 2` is -4). `a |> f(b)` means `f(a, b)` and binds loosest of all.
 expr
   : primary                                                # primaryExpr
   | expr '[' expr ']'                                      # indexExpr
+  | <assoc=right> expr op='**' expr                        # powExpr
   | op=('-' | '!') expr                                    # unaryExpr
   | expr op=('*' | '/' | '%') expr                         # mulExpr
   | expr op=('+' | '-') expr                               # addExpr

@@ -65,8 +65,13 @@ Error loadWeights(const std::string &path, const std::set<std::string> &names, P
       problems.push_back("'" + name + "' is " + it->second.type().str() + ", the model's " +
                          p->type.str());
   }
+  // Optimizer state is named after its weight: conv2d.0.weight.momentum.
+  auto isState = [&](const std::string &name) {
+    size_t dot = name.rfind('.');
+    return dot != std::string::npos && names.count(name.substr(0, dot));
+  };
   for (const auto &[name, t] : ck->tensors)
-    if (!names.count(name) && !store.module().findParam(name))
+    if (!names.count(name) && !store.module().findParam(name) && !isState(name))
       problems.push_back("'" + name + "' (" + t.type().str() + ") is not a tensor of the model");
   if (!problems.empty()) {
     std::string text = path + ": cannot take the model's weights from it: ";

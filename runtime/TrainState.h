@@ -37,8 +37,9 @@ Expected<std::map<std::string, std::string>> loadTrainState(const std::string &p
                                                             ParamStore &store, Progress &progress);
 
 // Reads the tensors `names` (a model's weights and running statistics) of the
-// safetensors file `path` into `store`: a dtnn checkpoint, whose other
-// parameters of the module (optimizer state) are ignored, or a file written
+// safetensors file `path` into `store`: a dtnn checkpoint, whose optimizer
+// state (other parameters of the module, or `<weight>.<state>` of any
+// optimizer, as a module built for inference has none) is ignored, or a file written
 // by another tool (such as converted PyTorch weights). Every missing, misshapen or
 // unknown tensor is listed in one error; nothing is changed on error.
 Error loadWeights(const std::string &path, const std::set<std::string> &names, ParamStore &store);

@@ -234,7 +234,8 @@ Error Session::findGraphs() {
     else
       fwd_ = g.get();
   }
-  if (!fwd_ || !train_ || !eval_)
+  // --predict runs the forward graph alone.
+  if (!fwd_ || (o_.predictPath.empty() && (!train_ || !eval_)))
     return Error::make("the module lacks a forward, train or eval graph (run the autodiff pass)");
   if (fwd_->inputs().size() != 1)
     return Error::make("model '" + fwd_->name() + "' takes " +

@@ -326,8 +326,11 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   passes::PassManager pm(po);
   // A deterministic run reduces gradients itself, after a gradient step per
   // micro-batch; others reduce them in the train step, as the passes place it.
+  // --predict runs the forward graph only, so a model of any output shape can.
   std::string pipeline = "train";
-  if (args->has("deterministic"))
+  if (args->has("predict"))
+    pipeline = "inference";
+  else if (args->has("deterministic"))
     pipeline += ",split-train-step";
   else if (std::string d = passes::dataParallelPipeline(dp); !d.empty())
     pipeline += "," + d;

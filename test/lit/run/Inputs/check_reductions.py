@@ -1,0 +1,64 @@
+"""Checks dtnn's reductions against PyTorch's on the same random input:
+
+    check_reductions.py MODELS.dtnn DTNN_RUN WORKDIR
+
+For each model of reductions.dtnn it runs `dtnn-run --predict` on a batch of two and compares
+the output with the PyTorch expression below, to float32 rounding.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+EXPECTED = {
+    "Adaptive": lambda x: F.adaptive_avg_pool2d(x, (4, 5)),
+    "AdaptiveRows": lambda x: F.adaptive_avg_pool2d(x, (3, 9)),
+    "MeanChannelsWidth": lambda x: x.mean([1, 3]),
+    "MeanLastKeep": lambda x: x.mean([-1], keepdim=True),
+    "MeanAll": lambda x: x.mean([3, 1, 2]),
+    "MeanSpatial": lambda x: x.mean([2, 3], keepdim=True),
+}
+
+
+def write(path, name, array):
+    data = array.astype("<f4").tobytes()
+    header = json.dumps({name: {"dtype": "F32", "shape": list(array.shape),
+                                "data_offsets": [0, len(data)]}}).encode()
+    header += b" " * (-len(header) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header + data)
+
+
+def read(path, name):
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    entry = json.loads(raw[8:8 + n])[name]
+    begin, end = entry["data_offsets"]
+    return np.frombuffer(raw[8 + n + begin:8 + n + end], dtype="<f4").reshape(entry["shape"])
+
+
+def main(models, dtnn_run, work):
+    os.makedirs(work, exist_ok=True)
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 10, 9)
+    inputs = os.path.join(work, "x.safetensors")
+    write(inputs, "x", x.numpy())
+    for name, expected in EXPECTED.items():
+        out = os.path.join(work, name + ".safetensors")
+        subprocess.run([dtnn_run, models, "--model", name, "--predict", inputs,
+                        "--predictions", out], check=True, stdout=subprocess.DEVNULL)
+        ours, theirs = read(out, "output"), expected(x).numpy()
+        diff = float(np.abs(ours - theirs).max()) if ours.shape == theirs.shape else float("inf")
+        print(f"{name}: {list(ours.shape)}, largest difference {diff:.2g}")
+        if not diff <= 1e-6:
+            sys.exit(f"{name}: dtnn's output {list(ours.shape)} differs from PyTorch's "
+                     f"{list(theirs.shape)}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
