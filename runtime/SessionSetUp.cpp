@@ -1,0 +1,292 @@
+// Preparing a run: the graphs, the data, the parameters (initialized, resumed or
+// taken from --init-from, the same on every rank) and the deterministic stepper.
+#include "runtime/Session.h"
+
+#include "ir/Printer.h"
+#include "runtime/HostMemory.h"
+#include "runtime/Threads.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace dtnn::runtime::session {
+
+Error Session::findGraphs() {
+  for (const auto &g : m_.graphs()) {
+    if (g->name().ends_with(".train"))
+      train_ = g.get();
+    else if (g->name().ends_with(".grads"))
+      grads_ = g.get();
+    else if (g->name().ends_with(".update"))
+      update_ = g.get();
+    else if (g->name().ends_with(".eval"))
+      eval_ = g.get();
+    else
+      fwd_ = g.get();
+  }
+  // --predict runs the forward graph alone.
+  if (!fwd_ || (o_.predictPath.empty() && (!train_ || !eval_)))
+    return Error::make("the module lacks a forward, train or eval graph (run the autodiff pass)");
+  if (fwd_->inputs().size() != 1)
+    return Error::make("model '" + fwd_->name() + "' takes " +
+                       std::to_string(fwd_->inputs().size()) +
+                       " inputs; dtnn-run trains models with one image input");
+  const ir::TensorType &in = fwd_->inputs()[0]->type();
+  if (in.dtype != ir::DType::F32)
+    return Error::make("model input must be f32, got " + in.str());
+  return Error::success();
+}
+
+Error Session::checkData(const Dataset &d, const std::string &which) {
+  // An empty set would train no step, or average over no sample, and report nan.
+  if (d.count == 0) return Error::make(data_.description + ": the " + which + " set is empty");
+  const ir::TensorType &in = fwd_->inputs()[0]->type();
+  std::vector<int64_t> want(in.dims.begin() + 1, in.dims.end());
+  if (d.sampleShape != want) {
+    std::string got;
+    for (int64_t x : d.sampleShape) {
+      if (!got.empty()) got += 'x';
+      got += std::to_string(x);
+    }
+    return Error::make(dataName_ + ": " + which + " images are " + got +
+                       ", but model '" + fwd_->name() + "' takes " + in.str());
+  }
+  const ir::TensorType &outT = fwd_->outputs()[0]->type();
+  int64_t classes = outT.rank() == 2 ? outT.dims[1] : 0;
+  for (int64_t i = 0; i < d.count; ++i)
+    if (d.labels[i] < 0 || d.labels[i] >= classes)
+      return Error::make(dataName_ + ": " + which + " label " +
+                         std::to_string(d.labels[i]) + " of sample " + std::to_string(i) +
+                         " is out of range for model '" + fwd_->name() + "' with " +
+                         std::to_string(classes) + " outputs");
+  return Error::success();
+}
+
+Error Session::loadData() {
+  DataSpec spec = s_.data;
+  if (o_.synthetic) {
+    const ir::TensorType &in = fwd_->inputs()[0]->type();
+    const ir::TensorType &outT = fwd_->outputs()[0]->type();
+    spec = {"synthetic", {}};
+    spec.args.set("shape", std::vector<int64_t>(in.dims.begin() + 1, in.dims.end()));
+    if (outT.rank() == 2) spec.args.set("classes", outT.dims[1]);
+    for (const auto &[k, v] : s_.data.args.entries())
+      if (s_.data.name == "synthetic") spec.args.set(k, v);
+    if (o_.syntheticTrain > 0) spec.args.set("train_size", o_.syntheticTrain);
+    if (o_.syntheticTest > 0) spec.args.set("test_size", o_.syntheticTest);
+  }
+  dataName_ = spec.name;
+  auto d = dtnn::loadData(spec, o_.synthetic ? "" : o_.dataDir, s_.seed);
+  if (!d) return d.takeError();
+  data_ = std::move(*d);
+  if (Error e = checkData(data_.train, "training")) return e;
+  if (Error e = checkData(data_.test, "test")) return e;
+  auto [trainIdx, valIdx] = splitValidation(data_.train.count, s_.validation, s_.seed);
+  trainIdx_ = std::move(trainIdx);
+  valIdx_ = std::move(valIdx);
+  if (trainIdx_.empty() && !o_.evalOnly)
+    return Error::make(data_.description + ": no training samples are left after the " +
+                       std::to_string(valIdx_.size()) + " held out for validation");
+  return Error::success();
+}
+
+LoaderOptions Session::loaderOptions(bool training) const {
+  LoaderOptions lo;
+  lo.batch = s_.batch;
+  lo.norm = data_.norm;
+  lo.prefetch = o_.prefetch;
+  lo.rank = rank();
+  lo.ranks = ranks();
+  lo.shuffle = training;
+  lo.seed = s_.seed;
+  if (training) {
+    // A last batch that leaves a rank fewer than two samples is dropped when
+    // batch norm trains: it cannot normalize a single sample.
+    // Synchronized batch norm normalizes over the global batch.
+    bool local = false, sync = false;
+    for (const auto &op : train_->ops())
+      if (op->name() == "batchnorm_train") (op->attrs().getBool("sync") ? sync : local) = true;
+    int64_t rest = static_cast<int64_t>(trainIdx_.size()) % s_.batch;
+    lo.dropLast = (local && rest > 0 && rest / ranks() < 2) || (sync && rest == 1);
+    // A deterministic run takes whole batches only, the same for every rank count.
+    if (o_.deterministic) lo.dropLast = true;
+  }
+  return lo;
+}
+
+Error Session::broadcastParams() {
+  if (ranks() == 1) return Error::success();
+  for (const auto &p : m_.params()) {
+    TensorView v = runner_->params().view(p->name);
+    size_t bytes = static_cast<size_t>(v.numel()) * ir::dtypeSize(v.type.dtype);
+    if (Error e = comm_.broadcast(v.data, bytes, 0, "broadcasting @" + p->name + " from rank 0"))
+      return e;
+  }
+  runner_->params().touch();
+  return Error::success();
+}
+
+namespace {
+uint64_t fnv1a(const std::string &text, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+} // namespace
+
+Error Session::compareFingerprints() {
+  if (ranks() == 1) return Error::success();
+  std::ostringstream program;
+  ir::printModule(m_, program);
+  std::string data = data_.description + " " + std::to_string(data_.train.count) + " " +
+                     std::to_string(data_.test.count) + " " + std::to_string(trainIdx_.size());
+  for (const Dataset *d : {&data_.train, &data_.test})
+    data += std::string(reinterpret_cast<const char *>(d->labels.data()),
+                        d->labels.size() * sizeof(d->labels[0]));
+  const std::vector<std::pair<std::string, std::string>> parts = {
+      {"the compiled train and eval steps (model, passes, train settings)", program.str()},
+      {"the run's settings (seed, batch, epochs, validation)",
+       std::to_string(s_.seed) + " " + std::to_string(s_.batch) + " " +
+           std::to_string(s_.epochs) + " " + std::to_string(s_.validation) + " " +
+           std::to_string(o_.maxSteps)},
+      {"the data set", data},
+      {"the kernel backend", std::string(backend_.name())},
+  };
+  std::vector<uint64_t> mine;
+  for (const auto &[what, text] : parts) mine.push_back(fnv1a(text));
+  std::vector<uint64_t> all(mine.size() * ranks());
+  if (Error e = comm_.allgather(mine.data(), mine.size() * sizeof(uint64_t), all.data(),
+                                "comparing the ranks' programs at start-up"))
+    return e;
+  for (size_t k = 0; k < parts.size(); ++k)
+    for (int r = 1; r < ranks(); ++r)
+      if (all[r * mine.size() + k] != all[k]) {
+        quietError_ = true;
+        return Error::make("rank " + std::to_string(r) + " and rank 0 differ in " +
+                           parts[k].first +
+                           "; every rank must run the same command on the same files");
+      }
+  return Error::success();
+}
+
+Error Session::setUpDeterministic() {
+  if (!grads_ || !update_)
+    return Error::make("a deterministic run needs the gradient and update steps of the "
+                       "split-train-step pass");
+  int64_t m = o_.microBatch;
+  if (m < 1 || s_.batch % m != 0)
+    return Error::make("--deterministic cuts each batch into micro-batches of " +
+                       std::to_string(m) + ", which does not divide the batch of " +
+                       std::to_string(s_.batch) + "; choose --micro-batch or --batch to fit");
+  if ((s_.batch / m) % ranks() != 0)
+    return Error::make("--deterministic: the " + std::to_string(s_.batch / m) +
+                       " micro-batches of " + std::to_string(m) + " in a batch of " +
+                       std::to_string(s_.batch) + " do not divide among " +
+                       std::to_string(ranks()) + " ranks; choose the rank count, --batch or "
+                       "--micro-batch so that they do");
+  if (static_cast<int64_t>(trainIdx_.size()) < s_.batch)
+    return Error::make("--deterministic takes whole batches, and the training set has fewer "
+                       "than " + std::to_string(s_.batch) + " samples");
+  // oneDNN gives the same bits only for the same shapes and thread count.
+  setThreadCount(1);
+  det_ = std::make_unique<DeterministicStep>(*runner_, *grads_, *update_, comm_, m);
+  if (!o_.evalOnly) {
+    auto exec = runner_->executor(*grads_, m);
+    if (!exec) return exec.takeError();
+  }
+  return Error::success();
+}
+
+Error Session::setUp() {
+  if (Error e = findGraphs()) return e;
+  auto sched = makeSchedule(s_.schedule, s_.lr, s_.epochs);
+  if (!sched) return sched.takeError();
+  schedule_ = std::move(*sched);
+  if (s_.earlyStopping) {
+    auto es = makeEarlyStopping(*s_.earlyStopping);
+    if (!es) return es.takeError();
+    early_ = *es;
+  }
+  if (Error e = checkSaveFolder()) return e;
+  if (Error e = checkThreadHeadroom(threadCount())) return e;
+  if (Error e = checkFits(ParamStore::bytesNeeded(m_), backend_.memoryBytes(),
+                          "the parameters and optimizer state of model '" + fwd_->name() + "' need",
+                          memoryOwner(backend_)))
+    return e;
+  if (o_.predictPath.empty())
+    if (Error e = loadData()) return e;
+  runner_ = std::make_unique<ModuleRunner>(m_, backends_, &kernelComm_);
+  if (runner_->setUpError()) return runner_->setUpError();
+  if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
+  if (!o_.resumePath.empty())
+    if (Error e = resume()) return e;
+  if (!o_.initFromPath.empty()) {
+    // The forward graph's parameters: weights and running statistics, not optimizer state.
+    std::set<std::string> weights;
+    for (const auto &op : fwd_->ops())
+      for (const ir::Value *v : op->operands())
+        if (v->param()) weights.insert(v->param()->name);
+    if (Error e = loadWeights(o_.initFromPath, weights, runner_->params())) return e;
+  }
+  if (Error e = compareFingerprints()) return e;
+  if (Error e = broadcastParams()) return e;
+  if (!o_.predictPath.empty()) return Error::success();
+  // The train step is planned first, so that its kernels choose the
+  // parameters' layouts; the eval step converts where it wants others.
+  // This rank's part of the first global batch.
+  int64_t global = std::min<int64_t>(s_.batch, static_cast<int64_t>(trainIdx_.size()));
+  int64_t first = std::max<int64_t>(1, global * (rank() + 1) / ranks() - global * rank() / ranks());
+  if (o_.deterministic) return setUpDeterministic();
+  if (!o_.evalOnly && global > 0) {
+    auto exec = runner_->executor(*train_, first);
+    if (!exec) return exec.takeError();
+    if (o_.profile) {
+      (*exec)->setProfiling(true);
+      profile_ = std::make_unique<StepProfile>((*exec)->plan());
+    }
+  }
+  return Error::success();
+}
+
+Error Session::resume() {
+  auto meta = loadTrainState(o_.resumePath, fwd_->name(), runner_->params(), progress_);
+  if (!meta) return meta.takeError();
+  // The seed fixes the shuffle, the validation split and the dropout masks,
+  // so a run resumed with another one would not continue the same run.
+  for (auto [key, value] : {std::pair{"seed", std::to_string(s_.seed)},
+                            std::pair{"optimizer", s_.optimizer.name}, std::pair{"loss", s_.loss.name}}) {
+    auto it = meta->find(key);
+    if (it != meta->end() && it->second != value)
+      return Error::make(o_.resumePath + ": checkpoint was trained with " + key + " " +
+                         it->second + ", this run uses " + value + "; set " + key + " to " +
+                         it->second + " to resume it");
+  }
+  // A checkpoint written mid-epoch continues the epoch's batch sequence, which the batch size
+  // and the training set fix: with others the rest of the epoch would skip or repeat samples.
+  auto say = [](const std::string &key, const std::string &v) {
+    return key == "batch" ? "a batch of " + v : v + " training samples";
+  };
+  if (progress_.stepInEpoch > 0)
+    for (auto [key, value] : {std::pair{"batch", std::to_string(s_.batch)},
+                              std::pair{"train_samples", std::to_string(trainIdx_.size())}}) {
+      auto it = meta->find(key);
+      if (it != meta->end() && it->second != value)
+        return Error::make(o_.resumePath + ": checkpoint stopped in the middle of epoch " +
+                           std::to_string(progress_.epoch + 1) + " (after step " +
+                           std::to_string(progress_.stepInEpoch) + ") with " + say(key, it->second) +
+                           ", this run has " + say(key, value) + "; resuming it would skip or "
+                           "repeat samples. Resume with the same batch and data, or from a "
+                           "checkpoint written at the end of an epoch");
+    }
+  std::map<std::string, std::string> sched, es;
+  for (const auto &[k, v] : *meta) {
+    if (k.starts_with("schedule.")) sched[k.substr(9)] = v;
+    if (k.starts_with("early_stopping.")) es[k.substr(15)] = v;
+  }
+  if (Error e = schedule_->restore(sched)) return Error::make(o_.resumePath + ": " + e.message());
+  if (early_)
+    if (Error e = early_->restore(es)) return Error::make(o_.resumePath + ": " + e.message());
+  return Error::success();
+}
+
+} // namespace dtnn::runtime::session
