@@ -1,9 +1,10 @@
 // Compile-time builtin functions: shape queries on tensors (channels, dim,
-// rank), sequence helpers (len, range, sum), and numeric helpers (min, max,
+// rank), sequence helpers (len, range, zip, enumerate, sum), and numeric helpers (min, max,
 // abs, int, float, round, floor, ceil, and the math of width formulas: log,
 // exp, sqrt, pow). Those that build ops are in TensorBuiltins.cpp.
 #include "frontend/Elaborator.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dtnn::frontend {
@@ -107,6 +108,28 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
     }
     best.origin = loc;
     return best;
+  }
+  if (name == "zip" || name == "enumerate") {
+    // zip(a, b, ...): a list of tuples, as long as the shortest; enumerate(xs): (i, x) pairs.
+    if (!arity(1, name == "zip" ? SIZE_MAX : 1)) return Val::poison();
+    for (const EvArg &a : args)
+      if (!a.value.isSequence()) {
+        error(a.loc, "'" + name + "' expects lists or tuples, got " + describe(a.value));
+        return Val::poison();
+      }
+    size_t n = SIZE_MAX;
+    for (const EvArg &a : args) n = std::min(n, a.value.items().size());
+    std::vector<Val> rows;
+    for (size_t i = 0; i < n; ++i) {
+      if (!step(loc)) return Val::poison();
+      std::vector<Val> row;
+      if (name == "enumerate") row.push_back(Val::integer(static_cast<int64_t>(i), loc));
+      for (const EvArg &a : args) row.push_back(a.value.items()[i]);
+      Val tuple = sequence(Val::Kind::Tuple, std::move(row), loc);
+      if (tuple.isPoison()) return tuple;
+      rows.push_back(std::move(tuple));
+    }
+    return sequence(Val::Kind::List, std::move(rows), loc);
   }
   if (name == "sum") {
     if (!arity(1, 1)) return Val::poison();

@@ -17,7 +17,7 @@ const std::vector<std::string> &builtinFunctionNames() {
   static const std::vector<std::string> names = {
       "abs",  "adaptive_avgpool", "ceil", "channels", "chunk", "dim",   "exp",  "float",
       "floor", "identity",        "int",  "len",      "log",   "max",   "mean", "min",
-      "pow",  "range",            "rank", "round",    "sqrt",  "sum"};
+      "pow",  "range",            "rank", "round",    "sqrt",  "sum",   "zip",  "enumerate"};
   return names;
 }
 
