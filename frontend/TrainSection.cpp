@@ -11,6 +11,7 @@ void checkTrainSections(const FileAst &file, DiagnosticEngine &diags) {
   std::vector<std::string> models;
   for (const auto &m : file.models) models.push_back(m->name);
   std::map<std::string, SourceLoc> sections;
+  const std::vector<std::string> known = ir::trainSectionKeys();
   for (const auto &t : file.trains) {
     if (std::find(models.begin(), models.end(), t->model) == models.end()) {
       std::string hint = closestMatch(t->model, models);
@@ -25,7 +26,6 @@ void checkTrainSections(const FileAst &file, DiagnosticEngine &diags) {
     }
     std::map<std::string, SourceLoc> seen;
     for (const Setting &s : t->settings) {
-      const std::vector<std::string> known = ir::trainSectionKeys();
       if (std::find(known.begin(), known.end(), s.key) == known.end()) {
         std::string hint = closestMatch(s.key, known);
         diags.error(s.loc, "unknown train setting '" + s.key + "'" +

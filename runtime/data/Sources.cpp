@@ -47,33 +47,21 @@ std::string describe(const Source &src, const DataSplits &s) {
          ", " + std::to_string(s.train.numClasses) + " classes";
 }
 
-// Reads argument name of spec as kind, or returns def when it is absent.
-template <typename T>
-Expected<T> getArg(const Source &src, const DataSpec &spec, const std::string &name,
-                   ir::AttrKind kind, T def) {
+// Argument `name` of spec, or def when it is absent. loadData has made every argument of the
+// kind the run-settings schema declares for it.
+template <typename T> T getArg(const DataSpec &spec, const std::string &name, T def) {
   const ir::AttrValue *v = spec.args.find(name);
-  if (!v)
-    return def;
-  std::optional<ir::AttrValue> c = ir::coerceAttr(*v, kind);
-  if (!c)
-    return Error::make(std::string(src.name) + ": argument '" + name + "' expects " +
-                       ir::attrKindName(kind) + ", got " + ir::attrValueStr(*v));
-  return std::get<T>(*c);
+  return v ? std::get<T>(*v) : def;
 }
 
 // Returns the directory of a file-backed source: the override, the `dir` argument or the
 // default, checked to exist.
 Expected<std::string> sourceDir(const Source &src, const DataSpec &spec,
                                 const std::string &override) {
-  Expected<std::string> dir = getArg<std::string>(src, spec, "dir", ir::AttrKind::String,
-                                                  src.defaultDir);
-  if (!dir)
-    return dir;
-  if (!override.empty())
-    *dir = override;
+  std::string dir = override.empty() ? getArg<std::string>(spec, "dir", src.defaultDir) : override;
   std::error_code ec;
-  if (!fs::is_directory(*dir, ec))
-    return Error::make(std::string(src.name) + ": data directory " + *dir +
+  if (!fs::is_directory(dir, ec))
+    return Error::make(std::string(src.name) + ": data directory " + dir +
                        " does not exist; " + src.hint);
   return dir;
 }
@@ -168,45 +156,36 @@ Expected<DataSplits> loadImagenet(const Source &src, const DataSpec &, const std
 
 Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, const std::string &,
                                    uint64_t seed) {
-  using ir::AttrKind;
-  auto shape = getArg<std::vector<int64_t>>(src, spec, "shape", AttrKind::Ints, {1, 28, 28});
-  auto classes = getArg<int64_t>(src, spec, "classes", AttrKind::Int, 10);
-  auto train = getArg<int64_t>(src, spec, "train_size", AttrKind::Int, 6000);
-  auto test = getArg<int64_t>(src, spec, "test_size", AttrKind::Int, 1000);
-  if (!shape)
-    return shape.takeError();
-  if (!classes)
-    return classes.takeError();
-  if (!train)
-    return train.takeError();
-  if (!test)
-    return test.takeError();
+  auto shape = getArg<std::vector<int64_t>>(spec, "shape", {1, 28, 28});
+  auto classes = getArg<int64_t>(spec, "classes", 10);
+  auto train = getArg<int64_t>(spec, "train_size", 6000);
+  auto test = getArg<int64_t>(spec, "test_size", 1000);
   std::string name = src.name;
   // Bounds keep the total size below 4 GiB and every product free of overflow.
   constexpr int64_t kMaxBytes = int64_t(1) << 32;
-  if (shape->empty() || shape->size() > 8)
+  if (shape.empty() || shape.size() > 8)
     return Error::make(name + ": 'shape' must have 1 to 8 dimensions, got " +
-                       ir::attrValueStr(*shape));
+                       ir::attrValueStr(shape));
   int64_t bytes = 1;
-  for (int64_t d : *shape) {
+  for (int64_t d : shape) {
     if (d < 1 || d > kMaxBytes)
       return Error::make(name + ": 'shape' dimensions must be positive, got " +
-                         ir::attrValueStr(*shape));
+                         ir::attrValueStr(shape));
     bytes = std::min(bytes * d, kMaxBytes + 1);
   }
-  if (*classes < 1 || *classes > 65536)
+  if (classes < 1 || classes > 65536)
     return Error::make(name + ": 'classes' must be in 1..65536, got " +
-                       std::to_string(*classes));
-  if (*train < 1 || *test < 1 || *train > kMaxBytes || *test > kMaxBytes)
+                       std::to_string(classes));
+  if (train < 1 || test < 1 || train > kMaxBytes || test > kMaxBytes)
     return Error::make(name + ": 'train_size' and 'test_size' must be positive, got train_size=" +
-                       std::to_string(*train) + ", test_size=" + std::to_string(*test));
-  if (bytes > kMaxBytes / (*train + *test))
-    return Error::make(name + ": " + std::to_string(*train + *test) + " samples of " +
-                       shapeStr(*shape) + " exceed the 4 GiB limit of synthetic data");
-  Dataset all = makeSynthetic(*shape, int32_t(*classes), *train + *test, seed);
+                       std::to_string(train) + ", test_size=" + std::to_string(test));
+  if (bytes > kMaxBytes / (train + test))
+    return Error::make(name + ": " + std::to_string(train + test) + " samples of " +
+                       shapeStr(shape) + " exceed the 4 GiB limit of synthetic data");
+  Dataset all = makeSynthetic(shape, int32_t(classes), train + test, seed);
   DataSplits s;
-  s.train = slice(all, 0, *train);
-  s.test = slice(all, *train, *train + *test);
+  s.train = slice(all, 0, train);
+  s.test = slice(all, train, train + test);
   s.description = describe(src, s) + ", seed " + std::to_string(seed);
   return s;
 }
@@ -245,15 +224,17 @@ Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint
     return Error::make(msg.empty() ? "data source '" + spec.name + "' is not built in" : msg);
   }
   const Source &src = *it;
+  DataSpec checked{spec.name, {}}; // the arguments, each of its declared kind
   for (const auto &[arg, value] : spec.args.entries()) {
     ir::AttrValue v = value;
     if (std::string msg = ir::checkSettingArg(setting, spec.name, arg, v); !msg.empty())
       return Error::make(msg);
+    checked.args.set(arg, std::move(v));
   }
   if (!dir.empty() && *src.defaultDir == '\0')
     return Error::make("data source '" + spec.name + "' reads no files, so a data folder ('" +
                        dir + "') does not apply");
-  Expected<DataSplits> splits = src.load(src, spec, dir, seed);
+  Expected<DataSplits> splits = src.load(src, checked, dir, seed);
   if (splits)
     splits->norm = src.norm;
   return splits;
