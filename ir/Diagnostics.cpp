@@ -5,6 +5,12 @@
 
 namespace dtnn {
 
+std::vector<std::string_view> SourceManager::texts() const {
+  std::vector<std::string_view> out;
+  for (const auto &[name, buf] : buffers_) out.push_back(buf->text);
+  return out;
+}
+
 const std::string &SourceManager::add(const std::string &name, std::string text) {
   auto buf = std::make_unique<Buffer>();
   buf->text = std::move(text);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dtnn {
@@ -36,6 +37,8 @@ public:
   const std::string &add(const std::string &name, std::string text);
   // The text of line `line` (1-based) of `file`, without its line ending; empty if unknown.
   std::string lineText(const std::string &file, uint32_t line) const;
+  // The texts of every file added, in the order of their names.
+  std::vector<std::string_view> texts() const;
 
 private:
   // Every kLineStride-th line start is indexed; lineText scans from the nearest one, so that

@@ -7,6 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <utility>
 
 namespace dtnn {
 
@@ -25,7 +28,41 @@ Expected<FilePtr> streamOf(int fd, const char *mode) {
   return systemError("cannot open", err);
 }
 
+// The files opened for reading, by (device, inode): the path they were first
+// opened by and what they are.
+struct Inputs {
+  std::mutex mutex;
+  std::map<std::pair<dev_t, ino_t>, std::pair<std::string, std::string>> byFile;
+};
+
+Inputs &inputs() {
+  static Inputs in;
+  return in;
+}
+
+void noteInput(const struct stat &st, const std::string &path, const std::string &role) {
+  Inputs &in = inputs();
+  std::lock_guard<std::mutex> lock(in.mutex);
+  in.byFile[{st.st_dev, st.st_ino}] = {path, "the " + role + " '" + path + "'"};
+}
+
 } // namespace
+
+std::string inputAt(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  Inputs &in = inputs();
+  std::lock_guard<std::mutex> lock(in.mutex);
+  auto it = in.byFile.find({st.st_dev, st.st_ino});
+  if (it == in.byFile.end()) return "";
+  // An input deleted since may have left its inode to another file: the entry
+  // counts while its path still names the same file.
+  struct stat now;
+  const auto &[inputPath, what] = it->second;
+  if (::stat(inputPath.c_str(), &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+    return "";
+  return what;
+}
 
 std::string fileTypeName(unsigned mode) {
   if (S_ISREG(mode)) return "";
@@ -37,7 +74,7 @@ std::string fileTypeName(unsigned mode) {
   return "not a regular file";
 }
 
-Expected<FilePtr> openRegularFile(const std::string &path, uint64_t &size) {
+Expected<FilePtr> openRegularFile(const std::string &path, uint64_t &size, const std::string &role) {
   // O_NONBLOCK keeps a FIFO from blocking the open; it does not change reads of regular files.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return systemError("cannot open", errno);
@@ -53,6 +90,7 @@ Expected<FilePtr> openRegularFile(const std::string &path, uint64_t &size) {
     return Error::make(S_ISDIR(st.st_mode) ? "is a directory" : "is " + type + ", not a regular file");
   }
   size = uint64_t(st.st_size);
+  noteInput(st, path, role);
   return streamOf(fd, "rb");
 }
 

@@ -24,8 +24,15 @@ std::string fileTypeName(unsigned mode);
 
 // Opens `path` for reading, in binary, if it is a regular file, and sets
 // `size`. Errors, without the path: "is a directory", "is a FIFO, not a
-// regular file", "cannot open: <reason>".
-Expected<FilePtr> openRegularFile(const std::string &path, uint64_t &size);
+// regular file", "cannot open: <reason>". The file becomes one of the
+// process's inputs (see inputAt), as `role` ("source file", "data file").
+Expected<FilePtr> openRegularFile(const std::string &path, uint64_t &size, const std::string &role);
+
+// The inputs of this process: every file it opened for reading, known by
+// device and inode, so that an output can be refused when it names one
+// through any path, symbolic link or hard link. Returns "" when `path` is
+// none of them, else what it is: "the source file 'std/resnet.dtnn'".
+std::string inputAt(const std::string &path);
 
 // Opens `path` for writing in binary (appending when `append`): a regular
 // file, new or not, a character device such as /dev/null, or a FIFO that a

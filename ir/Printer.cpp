@@ -39,7 +39,8 @@ std::string sourceLocStr(const SourceLoc &l) {
 // Prints one graph; result values are numbered from zero in op order.
 class GraphPrinter {
 public:
-  GraphPrinter(const Graph &g, std::ostream &os) : g_(g), os_(os) {}
+  GraphPrinter(const Graph &g, std::ostream &os, const PrintOptions &opts)
+      : g_(g), os_(os), opts_(opts) {}
 
   void print() {
     os_ << "graph @" << g_.name() << "(";
@@ -94,7 +95,7 @@ private:
       os_ << (i ? ", " : " ") << ref(op.operands()[i]);
     printAttrs(op);
     for (size_t i = 0; i < results.size(); ++i) os_ << (i ? ", " : " : ") << typeStr(results[i]);
-    if (op.loc().known()) os_ << " " << locationStr(op.loc());
+    if (opts_.locations && op.loc().known()) os_ << " " << locationStr(op.loc());
     os_ << "\n";
   }
 
@@ -118,6 +119,7 @@ private:
 
   const Graph &g_;
   std::ostream &os_;
+  const PrintOptions &opts_;
   std::map<const Value *, unsigned> numbers_;
   unsigned next_ = 0;
 };
@@ -132,7 +134,7 @@ std::string locationStr(const Location &l) {
   return s + "])";
 }
 
-void printModule(const Module &m, std::ostream &os) {
+void printModule(const Module &m, std::ostream &os, const PrintOptions &opts) {
   if (!m.trainConfig().empty()) {
     os << "train {";
     bool firstEntry = true;
@@ -145,14 +147,14 @@ void printModule(const Module &m, std::ostream &os) {
   for (const auto &p : m.params()) {
     os << (p->trainable ? "param @" : "buffer @") << p->name << " : " << p->type.str()
        << " init=" << (isBareName(p->init) ? p->init : quoted(p->init));
-    if (p->loc.known()) os << " " << locationStr(p->loc);
+    if (opts.locations && p->loc.known()) os << " " << locationStr(p->loc);
     os << "\n";
   }
   bool first = m.params().empty();
   for (const auto &g : m.graphs()) {
     if (!first) os << "\n";
     first = false;
-    GraphPrinter(*g, os).print();
+    GraphPrinter(*g, os, opts).print();
   }
 }
 

@@ -10,7 +10,13 @@
 
 namespace dtnn::ir {
 
-void printModule(const Module &m, std::ostream &os);
+struct PrintOptions {
+  // Source locations (loc(...)); without them the text compares programs
+  // whatever the names of the files they came from.
+  bool locations = true;
+};
+
+void printModule(const Module &m, std::ostream &os, const PrintOptions &opts = {});
 std::string printModule(const Module &m);
 // Text of a location, e.g. `loc("lenet.dtnn":4:8)`; empty when unknown.
 std::string locationStr(const Location &l);

@@ -289,6 +289,28 @@ Expected<RunSettings> readRunSettings(const AttrMap &config) {
   return s;
 }
 
+std::string runSettingText(const RunSettings &s, const RunSettingDef &def) {
+  auto call = [](const std::string &name, const AttrMap &args) {
+    std::string text;
+    for (const auto &[k, v] : args.entries())
+      if (k != "lr") text += (text.empty() ? "" : ", ") + k + "=" + attrValueStr(v);
+    return name + (text.empty() ? "" : "(" + text + ")");
+  };
+  RunSettings copy = s;
+  if (SettingCall *c = callOf(copy, def.key)) return call(c->name, c->args);
+  if (def.key == "early_stopping")
+    return s.earlyStopping ? call("early_stopping", *s.earlyStopping) : "none";
+  if (def.key == "batch") return std::to_string(s.batch);
+  if (def.key == "epochs") return std::to_string(s.epochs);
+  if (def.key == "seed") return std::to_string(s.seed);
+  if (def.key == "checkpoint_every") return std::to_string(s.checkpointEvery);
+  if (def.key == "validation") return formatDouble(s.validation);
+  if (def.key == "optimizer.lr") return formatDouble(s.lr);
+  std::string names;
+  for (const std::string &m : s.metrics) names += (names.empty() ? "" : ",") + m;
+  return names; // metrics
+}
+
 std::string setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue value) {
   if (std::string msg = checkSettingValue(def, value); !msg.empty()) return msg;
   const AttrValue *old = config.find(def.key);

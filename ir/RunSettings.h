@@ -118,6 +118,11 @@ std::string checkMetricName(const std::string &name);
 // kinds, ranges, choices and their arguments) and returns them typed.
 Expected<RunSettings> readRunSettings(const AttrMap &config);
 
+// The value of setting `def` in `s`, as a person reads it: "64", "0.1",
+// "sgd(momentum=0.9)" (the learning rate is a setting of its own),
+// "accuracy,top5".
+std::string runSettingText(const RunSettings &s, const RunSettingDef &def);
+
 // Sets the setting of `def` in `config` to `value` (a command-line override)
 // after checking it. Choosing another choice drops the arguments given for
 // the old one, except those with a def of their own (the learning rate).

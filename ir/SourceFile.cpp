@@ -10,7 +10,7 @@ namespace dtnn {
 
 Expected<std::string> readSourceFile(const std::string &path, const std::string &kind) {
   uint64_t size = 0;
-  Expected<FilePtr> file = openRegularFile(path, size);
+  Expected<FilePtr> file = openRegularFile(path, size, kind);
   if (!file) {
     const std::string &why = file.error().message();
     if (why == "is a directory") return Error::make("'" + path + "' is a directory, not a " + kind);

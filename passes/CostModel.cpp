@@ -1,10 +1,13 @@
 #include "passes/CostModel.h"
 
 #include "ir/Printer.h"
+#include "ir/SourceFile.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
+#include <map>
 #include <sstream>
 
 namespace dtnn::passes {
@@ -27,12 +30,34 @@ double bytesAt(const ir::TensorType &t, int64_t batch) {
   return n * ir::dtypeSize(t.dtype);
 }
 
-Expected<std::vector<std::string>> readLines(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) return Error::make(path + ": cannot open the file");
+// The lines of a text file the run reads (the network model, an op profile).
+Expected<std::vector<std::string>> readLines(const std::string &path, const std::string &kind) {
+  auto text = readSourceFile(path, kind);
+  if (!text) return text.takeError();
   std::vector<std::string> lines;
+  std::istringstream in(*text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+// Reads "KEY = NUMBER" (spaces around '=' optional, nothing after the
+// number but spaces): false when the line is anything else.
+bool readSetting(const std::string &line, std::string &key, double &value) {
+  size_t eq = line.find('=');
+  if (eq == std::string::npos) return false;
+  auto trim = [](std::string s) {
+    size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  key = trim(line.substr(0, eq));
+  std::string number = trim(line.substr(eq + 1));
+  if (key.empty() || key.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos ||
+      number.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  value = std::strtod(number.c_str(), &end);
+  return *end == '\0' && errno != ERANGE;
 }
 
 } // namespace
@@ -44,31 +69,29 @@ double NetModel::allreduceSeconds(double bytes, int ranks) const {
 }
 
 Expected<NetModel> readNetModel(const std::string &path) {
-  auto lines = readLines(path);
+  auto lines = readLines(path, "network model file");
   if (!lines) return lines.takeError();
   NetModel net;
-  bool haveA = false, haveB = false;
+  std::map<std::string, size_t> seen; // key -> its line
   for (size_t i = 0; i < lines->size(); ++i) {
     std::string line = (*lines)[i].substr(0, (*lines)[i].find('#'));
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    char key[64];
+    std::string where = path + ":" + std::to_string(i + 1) + ": ";
+    std::string key;
     double v = 0;
-    if (std::sscanf(line.c_str(), " %63[a-z_] = %lf", key, &v) != 2 || !std::isfinite(v) ||
-        v < 0)
-      return Error::make(path + ":" + std::to_string(i + 1) +
-                         ": expected 'alpha_s = X' or 'beta_s_per_byte = Y' with X, Y >= 0");
-    std::string k = key;
-    if (k == "alpha_s") {
-      net.alpha = v;
-      haveA = true;
-    } else if (k == "beta_s_per_byte") {
-      net.beta = v;
-      haveB = true;
-    } else if (k != "ranks") {
-      return Error::make(path + ":" + std::to_string(i + 1) + ": unknown key '" + k + "'");
-    }
+    if (!readSetting(line, key, v) || !std::isfinite(v) || v < 0)
+      return Error::make(where + "expected 'alpha_s = X' or 'beta_s_per_byte = Y' with X, Y "
+                                 "finite numbers >= 0, got '" + (*lines)[i] + "'");
+    if (key != "alpha_s" && key != "beta_s_per_byte" && key != "ranks")
+      return Error::make(where + "unknown key '" + key + "'");
+    if (auto [it, fresh] = seen.emplace(key, i + 1); !fresh)
+      return Error::make(where + "'" + key + "' is given twice (first on line " +
+                         std::to_string(it->second) + ")");
+    if (key == "alpha_s") net.alpha = v;
+    if (key == "beta_s_per_byte") net.beta = v;
   }
-  if (!haveA || !haveB) return Error::make(path + ": needs both alpha_s and beta_s_per_byte");
+  if (!seen.count("alpha_s") || !seen.count("beta_s_per_byte"))
+    return Error::make(path + ": needs both alpha_s and beta_s_per_byte");
   net.source = path;
   return net;
 }
@@ -149,7 +172,7 @@ std::string formatOpProfile(const OpProfile &p) {
 }
 
 Expected<OpProfile> readOpProfile(const std::string &path) {
-  auto lines = readLines(path);
+  auto lines = readLines(path, "op profile");
   if (!lines) return lines.takeError();
   OpProfile p;
   bool header = false;
@@ -172,7 +195,7 @@ Expected<OpProfile> readOpProfile(const std::string &path) {
     if (!(ss >> sec) || !std::isfinite(sec) || sec < 0 || !std::getline(ss >> std::ws, key) ||
         key.empty())
       return bad("expected 'SECONDS OP TYPES LOCATION'");
-    p.seconds[key] = sec;
+    if (!p.seconds.emplace(key, sec).second) return bad("'" + key + "' is given twice");
   }
   if (!header) return Error::make(path + ": not an op profile (no 'graph' line)");
   return p;

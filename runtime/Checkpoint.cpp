@@ -8,7 +8,7 @@
 
 #include "ir/Files.h"
 
-#include "runtime/AtomicFile.h"
+#include "ir/Output.h"
 #include "runtime/SafetensorsHeader.h"
 
 #include <fcntl.h>
@@ -110,7 +110,7 @@ Error readTensors(std::FILE *file, const std::vector<Entry> &entries, Checkpoint
 // Loads path, returning errors without the path prefix.
 Expected<Checkpoint> load(const std::string &path) {
   uint64_t fileSize = 0;
-  Expected<FilePtr> file = openRegularFile(path, fileSize);
+  Expected<FilePtr> file = openRegularFile(path, fileSize, "safetensors file");
   if (!file)
     return file.takeError();
   if (fileSize < 8)
@@ -149,7 +149,7 @@ Error saveCheckpoint(const std::string &path, const Checkpoint &ckpt) {
   Expected<std::string> header = safetensors::buildHeader(ckpt);
   if (!header)
     return Error::make(path + ": " + header.error().message());
-  return writeFileAtomically(path, [&](std::FILE *file) {
+  return writeOutput(path, [&](std::FILE *file) {
     uint8_t length[8];
     for (int i = 0; i < 8; ++i)
       length[i] = uint8_t(uint64_t(header->size()) >> (8 * i));

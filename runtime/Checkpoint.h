@@ -24,7 +24,7 @@ struct Checkpoint {
 // The largest JSON header loadCheckpoint accepts, in bytes.
 constexpr uint64_t kMaxCheckpointHeaderBytes = 100'000'000;
 
-// Writes ckpt to path atomically (see writeFileAtomically). The output depends only on ckpt:
+// Writes ckpt to path atomically (see writeOutput in ir/Output.h). The output depends only on ckpt:
 // header keys are sorted, the data starts 8-byte aligned and holds the tensors grouped by
 // element size, largest first, then by name, so every tensor is aligned to its element size.
 // Errors start with "<path>: ".

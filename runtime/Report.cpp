@@ -1,7 +1,6 @@
 #include "runtime/Report.h"
 
 #include "ir/Attributes.h"
-#include "ir/Files.h"
 
 #include <sys/resource.h>
 
@@ -131,16 +130,8 @@ std::string epochLine(const EpochRecord &r, int64_t epochs) {
   return os.str();
 }
 
-MetricsWriter::~MetricsWriter() {
-  if (file_) std::fclose(file_);
-}
-
 Error MetricsWriter::open(const std::string &path, bool append) {
-  path_ = path;
-  Expected<FilePtr> file = openOutputFile(path, append);
-  if (!file) return Error::make("cannot open metrics file '" + path + "': " + file.error().message());
-  file_ = file->release();
-  return Error::success();
+  return out_.open(path, append);
 }
 
 Error MetricsWriter::write(const EpochRecord &r) {
@@ -148,9 +139,7 @@ Error MetricsWriter::write(const EpochRecord &r) {
   for (const auto &[k, v] : r.values)
     if (k != "epoch") line += ", \"" + k + "\": " + jsonNumber(k, v);
   line += "}\n";
-  if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
-    return Error::make("cannot write metrics file '" + path_ + "': " + std::strerror(errno));
-  return Error::success();
+  return out_.append(line);
 }
 
 } // namespace dtnn::runtime

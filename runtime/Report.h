@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ir/Error.h"
+#include "ir/Output.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -66,17 +67,16 @@ std::string formatRate(double imagesPerSecond);
 // The one-line summary of an epoch: "epoch 1/5: train_loss 0.5123 ...".
 std::string epochLine(const EpochRecord &r, int64_t epochs);
 
-// Appends records as JSON Lines to a file; the file is created (or, when
-// `append` is false, truncated) on open.
+// Writes records as JSON Lines, one an epoch, through a GrowingOutput: the
+// file never says less than what ran. With `append`, an existing file's
+// records are kept (a resumed run); else the file is replaced.
 class MetricsWriter {
 public:
-  ~MetricsWriter();
   Error open(const std::string &path, bool append);
   Error write(const EpochRecord &r);
 
 private:
-  std::string path_;
-  std::FILE *file_ = nullptr;
+  GrowingOutput out_;
 };
 
 } // namespace dtnn::runtime

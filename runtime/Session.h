@@ -12,6 +12,7 @@
 #include "runtime/Profile.h"
 #include "runtime/Report.h"
 #include "runtime/Schedule.h"
+#include "runtime/StopVote.h"
 #include "runtime/TrainState.h"
 #include "runtime/data/Sources.h"
 
@@ -133,9 +134,15 @@ private:
   Expected<bool> endEpoch(int64_t epoch, double monitored);
   // Prints the final test accuracy (evaluating if no epoch ran).
   RunStatus finish(double lastTestAcc);
-  // Ends a run that a signal interrupted between steps: writes the --save checkpoint, says
-  // where the run stopped and returns 128 + sig, as a shell reports a signal.
-  RunStatus interrupted(int sig);
+  // Ends a run that a signal interrupted between steps, on every rank alike: rank 0 writes the
+  // --save checkpoint and tells the others whether it could; rank 0 says where the run
+  // stopped, which rank the signal reached and whether the checkpoint was written; every rank
+  // returns 128 + the signal, as a shell reports one.
+  RunStatus interrupted(const StopRequest &stop);
+  // Asks the ranks whether to stop before the next step; true when they agreed to (stop_).
+  Expected<bool> stopBeforeStep();
+  // Finishes the vote in flight when the steps end, so that every rank knows stop_.
+  RunStatus settleStop();
   // Runs the forward graph (inference: running statistics, no dropout) on the input tensor of
   // --predict and writes its outputs to --predictions.
   RunStatus predict();
@@ -161,6 +168,8 @@ private:
   Error saveState(const std::string &path);
   // Fails early when the folder that checkpoints go to does not exist.
   Error checkSaveFolder() const;
+  // Fails when an output of the run is one of the files it has read.
+  Error checkOutputsAreNoInputs() const;
   std::string periodicPath(int64_t epoch) const;
   RunStatus fail(const std::string &message, RunStatus status = RunStatus::InputError) {
     bar_.clear();
@@ -181,8 +190,12 @@ private:
   LoaderOptions loaderOptions(bool training) const;
   // Makes every rank start from rank 0's parameters and optimizer state.
   Error broadcastParams();
-  // Checks that every rank compiled the same program for the same data.
-  Error compareFingerprints();
+  // What every rank must agree on before it builds anything: the run's options, each train
+  // setting, the data set, the backend and the compiled steps.
+  std::vector<AgreedItem> agreedItems() const;
+  // Checks that every rank has the same `items` (the same list on every rank); names the
+  // first that differs and both values.
+  Error checkAgreement(const std::vector<AgreedItem> &items);
   // Checks the micro-batches of a deterministic run and makes its stepper.
   Error setUpDeterministic();
 
@@ -213,6 +226,8 @@ private:
   Communicator &comm_;                    // the ranks: start-up checks, metrics
   std::unique_ptr<Communicator> skipComm_;
   Communicator &kernelComm_;              // the train step's reductions
+  std::unique_ptr<StopVote> vote_;        // whether to stop, on a channel of its own
+  StopRequest stop_;                      // the stop the ranks agreed on
   bool quietError_ = false; // the error is every rank's: rank 0 alone reports it
 };
 

@@ -3,6 +3,7 @@
 #include "runtime/Session.h"
 
 #include "runtime/Checkpoint.h"
+#include "runtime/Interrupt.h"
 
 namespace dtnn::runtime::session {
 
@@ -59,6 +60,7 @@ Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Da
 }
 
 RunStatus Session::evalOnly() {
+  StopContext stopping("during evaluation (--eval-only), which trains nothing, so nothing is saved");
   MetricsWriter writer;
   if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.open(o_.metricsPath, false)) return fail(e.message());
@@ -85,6 +87,8 @@ RunStatus Session::evalOnly() {
 }
 
 RunStatus Session::predict() {
+  StopContext stopping("while computing the outputs of --predict; nothing was written to " +
+                       o_.predictionsPath);
   auto in = loadCheckpoint(o_.predictPath);
   if (!in) return fail(in.error().message());
   const ir::Value *x = fwd_->inputs()[0];

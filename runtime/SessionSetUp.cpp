@@ -3,6 +3,7 @@
 #include "runtime/Session.h"
 
 #include "ir/Printer.h"
+#include "ir/RunSettings.h"
 #include "runtime/HostMemory.h"
 #include "runtime/Threads.h"
 
@@ -128,44 +129,81 @@ Error Session::broadcastParams() {
 }
 
 namespace {
-uint64_t fnv1a(const std::string &text, uint64_t h = 1469598103934665603ull) {
+
+uint64_t fnv1a(std::string_view text, uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return h;
 }
+
+// The most of an item's value and note that ranks exchange for a message.
+constexpr size_t kShownBytes = 240;
+
+// "WHAT: V1 on rank R, V0 on rank 0", or with the notes when only the hidden
+// part differs.
+std::string difference(const AgreedItem &item, const std::string &mine, const std::string &theirs,
+                       int rank) {
+  auto split = [](const std::string &s) {
+    size_t cut = s.find('\x1f');
+    return std::pair{s.substr(0, cut), cut == std::string::npos ? "" : s.substr(cut + 1)};
+  };
+  auto [v0, n0] = split(mine);
+  auto [v1, n1] = split(theirs);
+  std::string r = "rank " + std::to_string(rank);
+  if (v0 != v1) return item.what + ": " + v1 + " on " + r + ", " + v0 + " on rank 0";
+  if (n0 != n1) return item.what + " (" + n1 + " on " + r + ", " + n0 + " on rank 0)";
+  if (!n0.empty()) return item.what + " (" + n0 + " on both)";
+  return item.what;
+}
+
 } // namespace
 
-Error Session::compareFingerprints() {
-  if (ranks() == 1) return Error::success();
-  std::ostringstream program;
-  ir::printModule(m_, program);
-  std::string data = data_.description + " " + std::to_string(data_.train.count) + " " +
-                     std::to_string(data_.test.count) + " " + std::to_string(trainIdx_.size());
+std::vector<AgreedItem> Session::agreedItems() const {
+  std::vector<AgreedItem> items = o_.agreed;
+  for (const ir::RunSettingDef &def : ir::runSettingDefs()) {
+    std::string what = "the train setting '" + def.key + "'";
+    if (!def.flag.empty()) what += " (--" + def.flag + ")";
+    items.push_back({what, ir::runSettingText(s_, def), "", ""});
+  }
+  std::string labels;
   for (const Dataset *d : {&data_.train, &data_.test})
-    data += std::string(reinterpret_cast<const char *>(d->labels.data()),
-                        d->labels.size() * sizeof(d->labels[0]));
-  const std::vector<std::pair<std::string, std::string>> parts = {
-      {"the compiled train and eval steps (model, passes, train settings)", program.str()},
-      {"the run's settings (seed, batch, epochs, validation)",
-       std::to_string(s_.seed) + " " + std::to_string(s_.batch) + " " +
-           std::to_string(s_.epochs) + " " + std::to_string(s_.validation) + " " +
-           std::to_string(o_.maxSteps)},
-      {"the data set", data},
-      {"the kernel backend", std::string(backend_.name())},
-  };
+    labels.append(reinterpret_cast<const char *>(d->labels.data()),
+                  d->labels.size() * sizeof(d->labels[0]));
+  items.push_back({"the data set",
+                   data_.description + ", " + std::to_string(data_.train.count) + " training and " +
+                       std::to_string(data_.test.count) + " test samples",
+                   labels, ""});
+  items.push_back({"the kernel backend", "'" + std::string(backend_.name()) + "'", "", ""});
+  std::ostringstream program;
+  ir::printModule(m_, program, {.locations = false});
+  items.push_back({"the compiled train and eval steps (the passes and their options)", "",
+                   program.str(), ""});
+  return items;
+}
+
+Error Session::checkAgreement(const std::vector<AgreedItem> &items) {
+  if (ranks() == 1) return Error::success();
   std::vector<uint64_t> mine;
-  for (const auto &[what, text] : parts) mine.push_back(fnv1a(text));
+  for (const AgreedItem &item : items) mine.push_back(fnv1a(item.detail, fnv1a(item.value + '\0')));
   std::vector<uint64_t> all(mine.size() * ranks());
   if (Error e = comm_.allgather(mine.data(), mine.size() * sizeof(uint64_t), all.data(),
                                 "comparing the ranks' programs at start-up"))
     return e;
-  for (size_t k = 0; k < parts.size(); ++k)
-    for (int r = 1; r < ranks(); ++r)
-      if (all[r * mine.size() + k] != all[k]) {
-        quietError_ = true;
-        return Error::make("rank " + std::to_string(r) + " and rank 0 differ in " +
-                           parts[k].first +
-                           "; every rank must run the same command on the same files");
-      }
+  for (size_t k = 0; k < items.size(); ++k)
+    for (int r = 1; r < ranks(); ++r) {
+      if (all[r * mine.size() + k] == all[k]) continue;
+      // Every rank knows which item differs: they exchange what to show of it.
+      std::string shown = (items[k].value + '\x1f' + items[k].note).substr(0, kShownBytes - 1);
+      shown.resize(kShownBytes, '\0');
+      std::string gathered(kShownBytes * size_t(ranks()), '\0');
+      if (Error e = comm_.allgather(shown.data(), kShownBytes, gathered.data(),
+                                    "comparing the ranks' settings at start-up"))
+        return e;
+      auto text = [&](int rank) { return std::string(gathered.c_str() + kShownBytes * size_t(rank)); };
+      quietError_ = true;
+      return Error::make("rank " + std::to_string(r) + " and rank 0 differ in " +
+                         difference(items[k], text(0), text(r), r) +
+                         "; every rank must run the same command on the same files");
+    }
   return Error::success();
 }
 
@@ -215,6 +253,9 @@ Error Session::setUp() {
     return e;
   if (o_.predictPath.empty())
     if (Error e = loadData()) return e;
+  // Before anything a rank does differently with other options (a channel
+  // made, a step planned) could leave another waiting.
+  if (Error e = checkAgreement(agreedItems())) return e;
   runner_ = std::make_unique<ModuleRunner>(m_, backends_, &kernelComm_);
   if (runner_->setUpError()) return runner_->setUpError();
   if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
@@ -228,9 +269,21 @@ Error Session::setUp() {
         if (v->param()) weights.insert(v->param()->name);
     if (Error e = loadWeights(o_.initFromPath, weights, runner_->params())) return e;
   }
-  if (Error e = compareFingerprints()) return e;
+  if (Error e = checkOutputsAreNoInputs()) return e;
+  if (Error e = checkAgreement({{"the progress of the checkpoint to resume",
+                                 "epoch " + std::to_string(progress_.epoch) + ", step " +
+                                     std::to_string(progress_.stepInEpoch) + " of the epoch",
+                                 "", ""}}))
+    return e;
   if (Error e = broadcastParams()) return e;
   if (!o_.predictPath.empty()) return Error::success();
+  std::unique_ptr<Communicator> voteChannel;
+  if (ranks() > 1) {
+    auto dup = comm_.duplicate();
+    if (!dup) return dup.takeError();
+    voteChannel = std::move(*dup);
+  }
+  vote_ = std::make_unique<StopVote>(std::move(voteChannel));
   // The train step is planned first, so that its kernels choose the
   // parameters' layouts; the eval step converts where it wants others.
   // This rank's part of the first global batch.

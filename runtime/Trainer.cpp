@@ -18,7 +18,10 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
   // The next batch's inputs are copied in while the current one computes.
   Expected<std::unique_ptr<StagedBatch>> next = std::unique_ptr<StagedBatch>();
   if (!stepLimitReached()) next = stage(loader, *train_, true, 0);
-  while (next && *next && !InterruptGuard::caught()) {
+  while (next && *next) {
+    auto stop = stopBeforeStep();
+    if (!stop) return fail(stop.error().message());
+    if (*stop) break;
     std::unique_ptr<StagedBatch> cur = std::move(*next);
     next = std::unique_ptr<StagedBatch>();
     if (o_.maxSteps < 0 || runSteps_ + 1 < o_.maxSteps) next = stage(loader, *train_, true, 1);
@@ -35,13 +38,16 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
       profile_->add(cur->exec->times());
   }
   if (!next) return fail(next.error().message());
-  return RunStatus::Ok;
+  return settleStop();
 }
 
 RunStatus Session::deterministicSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals &train,
                                       Timing &epochTiming) {
   Batch b;
-  while (!stepLimitReached() && !InterruptGuard::caught() && loader.next(b)) {
+  while (!stepLimitReached()) {
+    auto stop = stopBeforeStep();
+    if (!stop) return fail(stop.error().message());
+    if (*stop || !loader.next(b)) break;
     lr_ = schedule_->lr(progress_.epoch, progress_.stepInEpoch, stepsPerEpoch);
     double t0 = nowSeconds();
     auto v = det_->run(b, static_cast<float>(lr_), progress_.step + 1);
@@ -50,6 +56,22 @@ RunStatus Session::deterministicSteps(BatchLoader &loader, int64_t stepsPerEpoch
         st != RunStatus::Ok)
       return st;
   }
+  return settleStop();
+}
+
+Expected<bool> Session::stopBeforeStep() {
+  if (stop_.signal) return true;
+  auto s = vote_->beforeStep();
+  if (!s) return s.takeError();
+  stop_ = *s;
+  return stop_.signal != 0;
+}
+
+RunStatus Session::settleStop() {
+  if (stop_.signal) return RunStatus::Ok;
+  auto s = vote_->settle();
+  if (!s) return fail(s.error().message());
+  stop_ = *s;
   return RunStatus::Ok;
 }
 
@@ -147,7 +169,8 @@ RunStatus Session::run() {
   if (Error e = setUp()) return fail(e.message());
   if (o_.evalOnly) return evalOnly();
   if (!o_.predictPath.empty()) return predict();
-  InterruptGuard interrupts;
+  StopBetweenSteps interrupts;
+  StopContext stopping("; no checkpoint was written");
   MetricsWriter writer;
   if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.open(o_.metricsPath, !o_.resumePath.empty())) return fail(e.message());
@@ -186,7 +209,7 @@ RunStatus Session::run() {
     RunStatus st = det_ ? deterministicSteps(loader, stepsPerEpoch, train, timing)
                         : trainSteps(loader, stepsPerEpoch, train, timing);
     if (st != RunStatus::Ok) return st;
-    if (int sig = InterruptGuard::caught()) return interrupted(sig);
+    if (stop_.signal) return interrupted(stop_);
     if (Error e = train.reduce(comm_, train_->outputs().size())) return fail(e.message());
     if (Error e = timing.slowestOf(comm_)) return fail(e.message());
     stop = stepLimitReached();
@@ -214,6 +237,9 @@ RunStatus Session::run() {
   }
   if (!o_.savePath.empty())
     if (Error e = saveState(o_.savePath)) return fail(e.message());
+  if (int sig = StopBetweenSteps::caught())
+    err_ << "dtnn-run: " << (ranks() > 1 ? "rank " + std::to_string(rank()) + ": " : "")
+         << "note: " << signalName(sig) << " arrived after the last step; the run finished\n";
   return finish(lastTestAcc);
 }
 

@@ -14,10 +14,21 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dtnn::runtime {
 
 class StepProfile;
+
+// Something every rank of a run must have the same of, compared at start-up
+// before any rank can diverge: `what` names it ("--steps", "the text of the
+// model file and its imports"); `value` is compared and shown when ranks
+// differ, `detail` compared and not shown (a file's text), `note` shown and
+// not compared (the file's path, which may differ between machines).
+struct AgreedItem {
+  std::string what, value, detail, note;
+};
 
 struct RunOptions {
   std::string dataDir;        // overrides the data source's default folder
@@ -49,6 +60,15 @@ struct RunOptions {
   // Called on rank 0 with the profile of the train step when the run ends
   // (needs `profile`).
   std::function<Error(const StepProfile &)> onProfile;
+  // Every file the run writes, with the option that names it ({"--save",
+  // "ck.st"}; the periodic checkpoints are added): once every input has been
+  // read, an output that is one of them (an imported .dtnn, a data file) is
+  // refused before training.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  // What the ranks must agree on besides what the run derives itself (the
+  // train settings, the data set, the resumed progress, the compiled steps):
+  // the model file and the command-line options that change the result.
+  std::vector<AgreedItem> agreed;
 };
 
 // Exit status of a run, as dtnn-run returns it.

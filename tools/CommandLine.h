@@ -13,11 +13,18 @@
 
 namespace dtnn::cli {
 
+// Whether the ranks of a job must give an option alike (dtnn-run): by its
+// value (a flag: whether it is given), by whether it is given (a file, whose
+// path may differ between machines while its content is compared otherwise),
+// or not at all (outputs, progress, threads).
+enum class Agree { No, Value, Presence };
+
 struct OptionSpec {
   std::string name;      // "model" for --model, "o" for -o
   std::string valueName; // empty for a flag without a value
   std::string help;
   bool repeatable = false;
+  Agree agree = Agree::No;
 };
 
 struct ParsedArgs {

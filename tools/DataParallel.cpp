@@ -6,10 +6,13 @@ namespace dtnn::cli {
 
 const std::vector<OptionSpec> kDataParallelOptions = {
     {"net", "FILE", "the network model for bucketing (written by dtnn-run --calibrate; default: "
-                    "alpha 5 us, 12.5 GB/s)"},
-    {"bucket-bytes", "N", "buckets of at most N bytes instead of the cost model's"},
-    {"op-profile", "FILE", "per-op times for bucketing (written by dtnn-run --op-profile-out)"},
-    {"sync-bn", "", "batch norm over the global batch: statistics reduced over the ranks"},
+                    "alpha 5 us, 12.5 GB/s)", false, Agree::Presence},
+    {"bucket-bytes", "N", "buckets of at most N bytes instead of the cost model's", false,
+     Agree::Value},
+    {"op-profile", "FILE", "per-op times for bucketing (written by dtnn-run --op-profile-out)",
+     false, Agree::Presence},
+    {"sync-bn", "", "batch norm over the global batch: statistics reduced over the ranks", false,
+     Agree::Value},
 };
 
 std::string readDataParallelOptions(const ParsedArgs &args, passes::DataParallelOptions &o) {

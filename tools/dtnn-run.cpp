@@ -5,10 +5,11 @@
 #include "passes/Optimizers.h"
 #include "passes/PassManager.h"
 #include "runtime/FusionTargets.h"
+#include "runtime/Interrupt.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/Profile.h"
 #include "runtime/Trainer.h"
-#include "runtime/AtomicFile.h"
+#include "ir/Output.h"
 #include "runtime/comm/Calibrate.h"
 #include "runtime/comm/Mpi.h"
 #include "passes/CostModel.h"
@@ -17,6 +18,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -32,39 +34,39 @@ constexpr int kOk = 0, kInputError = 1, kUsageError = 2;
 
 // The options other than the train settings' (see options()).
 const std::vector<cli::OptionSpec> kOptions = {
-    {"model", "NAME", "the model to train (default: the file's only model)"},
-    {"data", "DIR", "read the data set from DIR instead of its default folder"},
-    {"synthetic", "", "train on synthetic data shaped like the model's input"},
+    {"model", "NAME", "the model to train (default: the file's only model)", false, cli::Agree::Value},
+    {"data", "DIR", "read the data set from DIR instead of its default folder", false, cli::Agree::Presence},
+    {"synthetic", "", "train on synthetic data shaped like the model's input", false, cli::Agree::Value},
     {"synthetic-size", "TRAIN[,TEST]", "images of the synthetic training and test sets "
-                                       "(default: the train section's, else 6000,1000)"},
-    {"backend", "NAME", "kernel backend (default: the first of 'dtnn-run --help')"},
+                                       "(default: the train section's, else 6000,1000)", false, cli::Agree::Value},
+    {"backend", "NAME", "kernel backend (default: the first of 'dtnn-run --help')", false, cli::Agree::Value},
     {"threads", "T", "threads of the one thread pool (default: OMP_NUM_THREADS, else the CPUs "
                      "this process may use that other processes leave idle)"},
     {"metrics", "FILE", "write one JSON object per epoch to FILE"},
     {"save", "FILE", "write a checkpoint (safetensors) when training ends"},
-    {"resume", "FILE", "start from a checkpoint"},
+    {"resume", "FILE", "start from a checkpoint", false, cli::Agree::Presence},
     {"init-from", "FILE", "start from the weights and running statistics of a safetensors file "
                           "(a checkpoint, or converted torchvision weights), not its optimizer "
-                          "state or progress"},
-    {"eval-only", "", "evaluate on the test set without training"},
+                          "state or progress", false, cli::Agree::Presence},
+    {"eval-only", "", "evaluate on the test set without training", false, cli::Agree::Value},
     {"predict", "FILE", "instead of training, compute the model's outputs for the input tensor "
-                        "named like the model's input in FILE (safetensors)"},
+                        "named like the model's input in FILE (safetensors)", false, cli::Agree::Presence},
     {"predictions", "FILE", "where --predict writes the outputs (safetensors: 'output')"},
-    {"steps", "N", "stop after N training steps in all, then evaluate"},
+    {"steps", "N", "stop after N training steps in all, then evaluate", false, cli::Agree::Value},
     {"no-progress", "", "print one line per epoch: no progress bar on a terminal, and no "
                         "progress lines otherwise"},
     {"progress-every", "SECONDS", "when the output is not a terminal, a progress line every "
                                   "SECONDS of an epoch (default 30)"},
     {"profile", "", "time every op of the train step and print a table at the end"},
-    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)"},
+    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)", false, cli::Agree::Value},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
     {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
     {"comm-progress-ms", "MS", "under mpirun: while reductions are in flight, move their messages "
                                "every MS ms during kernels too (default 1; 0: mostly between kernels)"},
-    {"skip-comm", "", "under mpirun: skip the gradient reductions (to measure their cost)"},
+    {"skip-comm", "", "under mpirun: skip the gradient reductions (to measure their cost)", false, cli::Agree::Value},
     {"deterministic", "", "bitwise the same checkpoints whatever the rank and thread counts "
-                          "(micro-batches, one thread a kernel, exact sums)"},
-    {"micro-batch", "M", "with --deterministic: samples a micro-batch (default 8)"},
+                          "(micro-batches, one thread a kernel, exact sums)", false, cli::Agree::Value},
+    {"micro-batch", "M", "with --deterministic: samples a micro-batch (default 8)", false, cli::Agree::Value},
     {"calibrate", "FILE", "under mpirun: measure allreduce latency and bandwidth, write FILE "
                           "(for --net), and stop"},
     {"I", "DIR", "also search DIR for imported files", true},
@@ -173,7 +175,7 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
   for (size_t i = comment.find('\n'); i != std::string::npos; i = comment.find('\n', i + 1))
     if (i + 1 < comment.size() && comment[i + 1] != '#') comment.insert(i + 1, "#");
   std::string text = passes::formatNetModel(*net, comment);
-  if (Error e = runtime::writeFileAtomically(path, text)) {
+  if (Error e = writeOutput(path, text)) {
     std::cerr << "dtnn-run: error: " << e.message() << "\n";
     return kInputError;
   }
@@ -185,6 +187,28 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
     std::cout << "times did not grow with size: were the ranks busy?";
   std::cout << "); written to " << path << "\n";
   return kOk;
+}
+
+// What the ranks must agree on from the command line: the text of the model
+// file and its imports, and the options whose specs say so.
+std::vector<runtime::AgreedItem> agreedItems(const cli::ParsedArgs &args,
+                                             const std::vector<cli::OptionSpec> &specs,
+                                             const SourceManager &sm) {
+  std::vector<std::string_view> texts = sm.texts();
+  std::sort(texts.begin(), texts.end());
+  std::string joined;
+  for (std::string_view t : texts) joined.append(t).push_back('\0');
+  std::vector<runtime::AgreedItem> items = {
+      {"the text of the model file and its imports", "", std::move(joined),
+       "'" + args.positional[0] + "'"}};
+  for (const cli::OptionSpec &o : specs) {
+    if (o.agree == cli::Agree::No) continue;
+    std::string value = !args.has(o.name)                                          ? "not given"
+                        : o.agree == cli::Agree::Presence || o.valueName.empty() ? "given"
+                                                                                   : "'" + args.get(o.name) + "'";
+    items.push_back({"--" + o.name, value, "", ""});
+  }
+  return items;
 }
 
 // Writes the op profile of the train step (rank 0).
@@ -199,7 +223,7 @@ Error writeOpProfile(const std::string &path, const runtime::StepProfile &p) {
     s.second += 1;
   }
   for (const auto &[key, s] : sums) out.seconds[key] = s.first / s.second;
-  return runtime::writeFileAtomically(path, passes::formatOpProfile(out));
+  return writeOutput(path, passes::formatOpProfile(out));
 }
 
 // Everything but the last-resort handling of main.
@@ -245,6 +269,8 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
       return kInputError;
     }
     comm = std::move(*c);
+    if (comm->size() > 1)
+      runtime::installStopSignals(("dtnn-run: rank " + std::to_string(comm->rank())).c_str(), true);
   } else {
     comm = runtime::makeLocalCommunicator();
   }
@@ -390,6 +416,9 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     if (ro.deterministic && args->has(flag))
       return usageError(std::string("--") + flag + " does not apply with --deterministic, which "
                         "sums gradients itself and normalizes each micro-batch on its own");
+  ro.agreed = agreedItems(*args, specs, sm);
+  for (const char *flag : {"save", "metrics", "predictions", "op-profile-out"})
+    if (args->has(flag)) ro.outputs.emplace_back(std::string("--") + flag, args->get(flag));
   if (args->has("op-profile-out")) {
     std::string path = args->get("op-profile-out");
     ro.onProfile = [path](const runtime::StepProfile &p) { return writeOpProfile(path, p); };
@@ -405,6 +434,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
 // In a job of several ranks, a rank that fails ends the whole job, so that
 // no other rank waits for it in a collective.
 int main(int argc, char **argv) {
+  runtime::installStopSignals("dtnn-run");
   std::unique_ptr<runtime::Communicator> comm;
   int status = kOk;
   try {
@@ -415,6 +445,8 @@ int main(int argc, char **argv) {
               << "error: " << cli::exceptionMessage(std::current_exception()) << "\n";
     status = kInputError;
   }
-  if (status != kOk && comm && comm->size() > 1) comm->abortJob(status);
+  // A run a signal stopped (128 + the signal) stopped on every rank, which agreed to, so the
+  // job ends by itself; any other failure of one rank ends the others.
+  if (status != kOk && status < 128 && comm && comm->size() > 1) comm->abortJob(status);
   return status;
 }

@@ -2,6 +2,7 @@
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
 #include "frontend/Frontend.h"
 #include "ir/Files.h"
+#include "ir/Output.h"
 #include "ir/OpCatalogue.h"
 #include "ir/Printer.h"
 #include "ir/SourceFile.h"
@@ -103,20 +104,19 @@ std::string outputClash(const cli::ParsedArgs &args) {
   return cli::pathClash({{"-o", out == "-" ? "" : out}}, {{"the input file", args.positional[0]}});
 }
 
-// Writes `text` to the -o file or stdout.
+// Writes `text` to the -o file (all or nothing) or stdout.
 int emit(const cli::ParsedArgs &args, const std::string &text) {
   std::string out = args.get("o");
   if (out.empty() || out == "-") {
-    std::cout << text;
+    std::cout << text << std::flush;
+    if (!std::cout) {
+      std::cerr << "dtnnc: error: cannot write to standard output: " << std::strerror(errno) << "\n";
+      return kInputError;
+    }
     return kOk;
   }
-  Expected<FilePtr> f = openOutputFile(out, false);
-  if (!f) {
-    std::cerr << "dtnnc: error: cannot write '" << out << "': " << f.error().message() << "\n";
-    return kInputError;
-  }
-  if (std::fwrite(text.data(), 1, text.size(), f->get()) != text.size() || std::fflush(f->get()) != 0) {
-    std::cerr << "dtnnc: error: cannot write '" << out << "': " << std::strerror(errno) << "\n";
+  if (Error e = writeOutput(out, text)) {
+    std::cerr << "dtnnc: error: " << e.message() << "\n";
     return kInputError;
   }
   return kOk;

@@ -1,10 +1,12 @@
 #include "runtime/comm/Watchdog.h"
 
+#include "runtime/DeclaredWork.h"
 #include "runtime/Queue.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <vector>
@@ -62,10 +64,27 @@ void Watchdog::end(int id) {
 }
 
 std::string Watchdog::status(double now) {
+  if (auto work = DeclaredWork::current())
+    return "W " + std::to_string(work->progress) + " is " + work->what + " since " +
+           seconds(now - work->since);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (inFlight_.empty()) return "is computing (in no collective)";
+  if (inFlight_.empty()) return "C is computing (in no collective)";
   const InFlight &f = inFlight_.begin()->second;
-  return "waits in '" + f.what + "' since " + seconds(now - f.since);
+  return "C waits in '" + f.what + "' since " + seconds(now - f.since);
+}
+
+bool Watchdog::progressing(int rank, const std::string &answer, double now, std::string &text) {
+  size_t space = answer.find(' ');
+  text = space == std::string::npos ? answer : answer.substr(space + 1);
+  if (answer.rfind("W ", 0) != 0) return false;
+  size_t end = answer.find(' ', 2);
+  uint64_t progress = std::strtoull(answer.c_str() + 2, nullptr, 10);
+  text = end == std::string::npos ? "" : answer.substr(end + 1);
+  auto [it, first] = progress_.try_emplace(rank, progress, now);
+  if (first || progress != it->second.first) it->second = {progress, now};
+  if (now - it->second.second <= timeout_) return true;
+  text += ", with no progress for " + seconds(now - it->second.second);
+  return false;
 }
 
 void Watchdog::serve() {
@@ -89,33 +108,38 @@ void Watchdog::loop() {
     serve();
     double now = monotonicSeconds();
     InFlight late;
-    bool expired = false;
+    int lateId = -1;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const auto &[id, f] : inFlight_)
         if (now - f.since > timeout_) {
           late = f;
-          expired = true;
+          lateId = id;
           break;
         }
     }
-    if (expired) expire(late, now);
+    if (lateId < 0) continue;
+    expire(late, now);
+    // A slow rank: the collective waits another timeout.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = inFlight_.find(lateId); it != inFlight_.end()) it->second.since = monotonicSeconds();
   }
 }
 
 void Watchdog::expire(const InFlight &late, double now) {
   // Ask everyone, keep answering the others' questions meanwhile, and give
   // the answers a few seconds.
-  std::vector<MPI_Request> asks, answers;
+  std::vector<MPI_Request> answers;
   std::vector<std::vector<char>> bufs(static_cast<size_t>(size_), std::vector<char>(kAnswerBytes));
   std::vector<int> peers;
-  int question = rank_;
+  static int question; // outlives the freed send requests
+  question = rank_;
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     MPI_Request a, b;
     MPI_Isend(&question, 1, MPI_INT, r, kQuestionTag, control_, &a);
+    MPI_Request_free(&a);
     MPI_Irecv(bufs[r].data(), kAnswerBytes, MPI_CHAR, r, kAnswerTag, control_, &b);
-    asks.push_back(a);
     answers.push_back(b);
     peers.push_back(r);
   }
@@ -135,14 +159,26 @@ void Watchdog::expire(const InFlight &late, double now) {
     if (all) break;
     std::this_thread::sleep_for(kTick);
   }
-  std::string silent, others;
+  std::string silent, others, slow;
   for (size_t i = 0; i < peers.size(); ++i) {
     if (!answered[i]) {
       silent += (silent.empty() ? "" : ", ") + std::to_string(peers[i]);
-    } else {
-      bufs[peers[i]].back() = '\0';
-      others += "; rank " + std::to_string(peers[i]) + " " + bufs[peers[i]].data();
+      continue;
     }
+    bufs[peers[i]].back() = '\0';
+    std::string text;
+    if (progressing(peers[i], bufs[peers[i]].data(), now, text))
+      slow = "rank " + std::to_string(peers[i]) + ", which " + text;
+    others += "; rank " + std::to_string(peers[i]) + " " + text;
+  }
+  if (!slow.empty() && silent.empty()) {
+    std::string note = "dtnn-run: rank " + std::to_string(rank_) + ": note: '" + late.what +
+                       "' waits for " + slow + "\n";
+    if (note.substr(0, note.find(" since ")) != lastNote_.substr(0, lastNote_.find(" since "))) {
+      std::cerr << note << std::flush;
+      lastNote_ = note;
+    }
+    return;
   }
   std::string msg = "dtnn-run: rank " + std::to_string(rank_) + ": error: '" + late.what +
                     "' has waited " + seconds(now - late.since) + " for the other ranks (--comm-timeout " +

@@ -2,9 +2,12 @@
 // Collectives register while they run (a Scope). A thread checks them every
 // few milliseconds and answers the other ranks' questions on the control
 // channel. When a collective has waited longer than the timeout, it asks
-// every other rank what it is doing, waits a few seconds for the answers,
-// prints which ranks did not answer (stopped, hung or dead) and what the
-// others are doing, and ends the job with MPI_Abort.
+// every other rank what it is doing and waits a few seconds for the answers.
+// A rank in declared work (runtime/DeclaredWork.h: writing a checkpoint)
+// whose progress grew within the timeout is slow, not stuck: the collective
+// waits another timeout, and the first time says so. Otherwise it prints
+// which ranks did not answer (stopped, hung or dead), what the others are
+// doing, and ends the job with MPI_Abort.
 #pragma once
 
 #include <mpi.h>
@@ -54,10 +57,15 @@ private:
   void loop();
   // Answers a question that arrived, and posts the receive of the next.
   void serve();
-  // What this rank is doing, as an answer.
+  // What this rank is doing, as an answer: "W PROGRESS TEXT" in declared
+  // work, "C TEXT" otherwise.
   std::string status(double now);
-  // Asks the other ranks, reports, and ends the job.
-  [[noreturn]] void expire(const InFlight &late, double now);
+  // Asks the other ranks; returns when one of them is slow in declared work
+  // (the collective may wait on), else reports and ends the job.
+  void expire(const InFlight &late, double now);
+  // Whether the answer of `rank` shows declared work that progressed within
+  // the timeout; `text` becomes the answer's text.
+  bool progressing(int rank, const std::string &answer, double now, std::string &text);
 
   MPI_Comm control_;
   int rank_, size_;
@@ -68,6 +76,9 @@ private:
   int nextId_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> started_{0};
+  // Per rank, the progress of its declared work last seen and when it grew.
+  std::map<int, std::pair<uint64_t, double>> progress_;
+  std::string lastNote_; // the last "waiting for slow work" note printed
   MPI_Request question_ = MPI_REQUEST_NULL;
   int questionBuf_ = 0;
   std::thread thread_;

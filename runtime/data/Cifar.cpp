@@ -52,7 +52,7 @@ Expected<Dataset> readCifar10(const std::vector<std::string> &batchFiles) {
   uint64_t total = 0, memory = runtime::hostMemoryBytes();
   for (const std::string &path : batchFiles) {
     uint64_t size = 0;
-    if (Expected<FilePtr> f = openRegularFile(path, size); !f)
+    if (Expected<FilePtr> f = openRegularFile(path, size, "data file"); !f)
       return Error::make(path + ": " + f.error().message());
     if (size % kRecord != 0)
       return Error::make(path + ": size " + std::to_string(size) +

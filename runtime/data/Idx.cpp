@@ -25,7 +25,7 @@ public:
   // Opens a regular file only: gzopen would block on a FIFO.
   explicit GzFile(const std::string &path) : path_(path) {
     uint64_t size = 0;
-    Expected<FilePtr> f = openRegularFile(path, size);
+    Expected<FilePtr> f = openRegularFile(path, size, "data file");
     if (!f) {
       openError_ = f.error().message();
       return;
