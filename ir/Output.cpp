@@ -6,7 +6,7 @@
 //
 //   DTNN_TEST_WRITE_FAULT=ERR[@BYTES]  every file written fails with ERR (ENOSPC, EIO, EFBIG,
 //                                      EDQUOT) once it would pass BYTES bytes (default 0)
-//   DTNN_TEST_WRITE_DELAY_MS=MS        each chunk written waits MS milliseconds first (slow disks)
+//   DTNN_TEST_WRITE_DELAY_MS=MS        each chunk of 64 KiB waits MS milliseconds first (slow disks)
 #include "ir/Output.h"
 
 #include "ir/Files.h"
@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -67,16 +68,21 @@ struct Sink {
   int error = 0;
 };
 
+// Writes in chunks of at most kChunk bytes, so that progress (and a test's delay) comes
+// evenly however large the writes of the stream are.
+constexpr size_t kChunk = 64 << 10;
+
 ssize_t sinkWrite(void *cookie, const char *data, size_t size) {
   auto *sink = static_cast<Sink *>(cookie);
   const TestHooks &hooks = sink->hooks;
-  if (hooks.delayMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hooks.delayMs));
-  if (hooks.fault && sink->written + size > hooks.faultAfter) {
-    errno = sink->error = hooks.fault;
-    return -1;
-  }
   for (size_t done = 0; done < size;) {
-    ssize_t n = ::write(sink->fd, data + done, size - done);
+    size_t chunk = std::min(kChunk, size - done);
+    if (hooks.delayMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hooks.delayMs));
+    if (hooks.fault && sink->written + chunk > hooks.faultAfter) {
+      errno = sink->error = hooks.fault;
+      return -1;
+    }
+    ssize_t n = ::write(sink->fd, data + done, chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       sink->error = n < 0 ? errno : EIO;

@@ -166,7 +166,8 @@ private:
   Expected<std::vector<double>> runStaged(StagedBatch &b);
   Expected<Totals> evaluate(const std::vector<int64_t> &indices, const Dataset &d);
   Error saveState(const std::string &path);
-  // Fails early when the folder that checkpoints go to does not exist.
+  // Fails early when a checkpoint could not be written (a missing or read-only folder, a FIFO
+  // nobody reads, a name too long).
   Error checkSaveFolder() const;
   // Fails when an output of the run is one of the files it has read.
   Error checkOutputsAreNoInputs() const;

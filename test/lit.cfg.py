@@ -66,6 +66,9 @@ if mpirun:
     config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     # Open MPI keeps its session files under TMPDIR; lit may leave it unset.
     config.environment["TMPDIR"] = os.environ.get("TMPDIR", "/tmp")
+# For scripts whose multi-rank checks are optional: the launcher, or nothing.
+config.substitutions.insert(
+    0, ("%mpirun_or_nothing", mpirun + " --oversubscribe --mca btl self,vader --bind-to none" if mpirun else ""))
 config.substitutions.append(
     ("%compare_checkpoints",
      config.python_executable + " " + os.path.join(config.test_source_root, "tools", "compare_checkpoints.py"))

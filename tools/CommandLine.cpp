@@ -3,6 +3,7 @@
 #include "ir/Diagnostics.h"
 
 #include <charconv>
+#include <csignal>
 #include <climits>
 #include <filesystem>
 #include <iostream>
@@ -150,6 +151,9 @@ std::string exceptionMessage(std::exception_ptr e) {
 }
 
 int runGuarded(const std::string &tool, const std::function<int()> &body) {
+  // A write past the file-size limit (ulimit -f) fails with EFBIG and is reported; the signal
+  // would end the process without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return body();
   } catch (...) {

@@ -66,7 +66,7 @@ std::string optionsHelp(const std::vector<OptionSpec> &specs);
 // "internal error: <what>" for anything else (a bug).
 std::string exceptionMessage(std::exception_ptr e);
 
-// Runs a tool's body. An exception that escapes it is printed as
+// Runs a tool's body, with SIGXFSZ ignored. An exception that escapes it is printed as
 // "TOOL: error: MESSAGE" (after flushing stdout) and the tool returns 1, so
 // that no failure ends in std::terminate.
 int runGuarded(const std::string &tool, const std::function<int()> &body);
