@@ -6,6 +6,8 @@
 // allocated, so memory stays bounded by the file size.
 #include "runtime/Checkpoint.h"
 
+#include <cmath>
+
 #include "ir/Files.h"
 
 #include "ir/Output.h"
@@ -144,6 +146,25 @@ Expected<Checkpoint> load(const std::string &path) {
 }
 
 } // namespace
+
+std::string nonFiniteTensor(const Checkpoint &ckpt) {
+  for (const auto &[name, t] : ckpt.tensors) {
+    int64_t bad = 0, n = 0;
+    if (t.type().dtype == DType::F32) {
+      n = int64_t(t.bytes() / 4);
+      const auto *v = static_cast<const float *>(t.raw());
+      for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(v[i]);
+    } else if (t.type().dtype == DType::F64) {
+      n = int64_t(t.bytes() / 8);
+      const auto *v = static_cast<const double *>(t.raw());
+      for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(v[i]);
+    }
+    if (bad)
+      return "'" + name + "' holds " + std::to_string(bad) + " of " + std::to_string(n) +
+             " values that are not finite (NaN or infinite)";
+  }
+  return "";
+}
 
 Error saveCheckpoint(const std::string &path, const Checkpoint &ckpt) {
   Expected<std::string> header = safetensors::buildHeader(ckpt);

@@ -115,6 +115,11 @@ RunStatus Session::predict() {
   for (size_t i = 0; i < outputs; ++i)
     out.tensors.emplace(outputs == 1 ? "output" : "output." + std::to_string(i), (*exec)->output(i));
   out.metadata = {{"model", fwd_->name()}, {"input", o_.predictPath}};
+  // Outputs that are not finite are a failed prediction, not a result to keep.
+  if (std::string why = nonFiniteTensor(out); !why.empty())
+    return fail("the model's outputs on '" + x->name() + "' of " + o_.predictPath + " are not " +
+                    "finite: " + why + "; nothing was written to " + o_.predictionsPath,
+                RunStatus::TrainingFailed);
   if (Error e = saveCheckpoint(o_.predictionsPath, out)) return fail(e.message());
   out_ << "predicted " << batch << (batch == 1 ? " sample" : " samples") << " of '" << x->name()
        << "' in " << o_.predictPath << "; wrote " << (outputs == 1 ? "'output'" : "'output.0' ...")

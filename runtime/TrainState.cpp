@@ -55,6 +55,9 @@ Error saveTrainState(const std::string &path, const std::string &model, const Pa
 Error loadWeights(const std::string &path, const std::set<std::string> &names, ParamStore &store) {
   auto ck = loadCheckpoint(path);
   if (!ck) return ck.takeError();
+  if (std::string why = nonFiniteTensor(*ck); !why.empty())
+    return Error::make(path + ": " + why + ": the run that wrote it had diverged; start from an "
+                       "earlier checkpoint");
   std::vector<std::string> problems;
   for (const std::string &name : names) {
     const ir::Param *p = store.module().findParam(name);
@@ -114,6 +117,9 @@ Expected<std::map<std::string, std::string>> loadTrainState(const std::string &p
       return Error::make(path + ": checkpoint holds '" + name +
                          "', which the model does not have (was it saved with another optimizer "
                          "or other optimizer settings?)");
+  if (std::string why = nonFiniteTensor(*ck); !why.empty())
+    return Error::make(path + ": " + why + ": the run that wrote it had diverged; start from an "
+                       "earlier checkpoint");
   Progress loaded;
   for (auto [key, field] : {std::pair{"epoch", &loaded.epoch},
                             std::pair{"step_in_epoch", &loaded.stepInEpoch},

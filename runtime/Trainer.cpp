@@ -112,9 +112,11 @@ RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, doubl
     return fail(why + " at epoch " + std::to_string(epoch + 1) + ", step " +
                     std::to_string(progress_.stepInEpoch) + " (global step " +
                     std::to_string(progress_.step) + "); stopping. " +
-                    (runSteps_ == 1 ? "It came from the model and data, not the learning rate: "
-                                      "no update had been made yet."
-                                    : "A lower learning rate may help."),
+                    (runSteps_ > 1              ? "A lower learning rate may help."
+                     : o_.resumePath.empty() ? "It came from the model and data, not the learning "
+                                               "rate: no update had been made yet."
+                                             : "It came from the resumed weights and the data: this "
+                                               "run had made no update yet."),
                 RunStatus::TrainingFailed);
   train.add(v, b.samples);
   bool warmUp = runSteps_ <= 5; // the first steps of a run are warm-up
@@ -177,6 +179,12 @@ RunStatus Session::run() {
 
   BatchLoader loader(data_.train, trainIdx_, loaderOptions(true));
   int64_t stepsPerEpoch = loader.batchesPerEpoch();
+  if (progress_.stepInEpoch > stepsPerEpoch)
+    return fail(o_.resumePath + ": the checkpoint stopped after step " +
+                std::to_string(progress_.stepInEpoch) + " of epoch " +
+                std::to_string(progress_.epoch + 1) + ", but an epoch of this run has " +
+                std::to_string(stepsPerEpoch) + " steps; it was not written by this run's "
+                "settings and data (or its metadata was changed)");
   out_ << "training " << fwd_->name() << " on " << data_.description;
   if (ranks() > 1) out_ << " with " << ranks() << " ranks";
   if (!valIdx_.empty())
@@ -198,6 +206,12 @@ RunStatus Session::run() {
   if (stop)
     out_ << "early stopping had ended the run that wrote " << o_.resumePath << " (after epoch "
          << progress_.epoch << "); nothing to train\n";
+  else if (progress_.epoch >= s_.epochs)
+    out_ << "nothing to train: " << o_.resumePath << " has trained " << progress_.epoch
+         << (progress_.epoch == 1 ? " epoch" : " epochs") << ", and this run's epochs setting is "
+         << s_.epochs << " (--epochs to train more); evaluating it\n";
+  else if (o_.maxSteps == 0)
+    out_ << "nothing to train: --steps 0; evaluating\n";
   while (!stop && progress_.epoch < s_.epochs) {
     int64_t epoch = progress_.epoch;
     double started = nowSeconds();

@@ -63,9 +63,9 @@ std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
       error = "option '--" + spec->name + "' takes no value";
       return std::nullopt;
     }
-    // An empty path (`--save=`, `-o ""`) names no file: an error, not the
-    // option's absence.
-    if ((spec->valueName == "FILE" || spec->valueName == "DIR") && value.empty()) {
+    // An empty value (`--save=`, `--model=`, `-o ""`) names nothing: an error,
+    // not the option's absence. Only a list may be empty (`--passes=`).
+    if (!spec->valueName.empty() && spec->valueName != "LIST" && value.empty()) {
       error = "option '" + std::string(spec->name.size() == 1 ? "-" : "--") + spec->name +
               "' needs a " + spec->valueName + ", got an empty one";
       return std::nullopt;

@@ -291,6 +291,16 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     return usageError("--predict IN and --predictions OUT go together");
   if (args->has("predict") && args->has("eval-only"))
     return usageError("--predict and --eval-only exclude each other");
+  // What only training uses would be ignored by a run that trains nothing.
+  for (const char *mode : {"eval-only", "predict"})
+    for (const char *flag : {"save", "steps", "lr", "epochs", "checkpoint-every", "validation",
+                             "profile", "op-profile-out", "skip-comm", "deterministic",
+                             "micro-batch", "sync-bn", "bucket-bytes", "net", "op-profile"})
+      if (args->has(mode) && args->has(flag))
+        return usageError(std::string("--") + mode + " trains nothing, so --" + flag +
+                          " does not apply");
+  if (args->has("predict") && args->has("metrics"))
+    return usageError("--predict computes outputs and no metrics, so --metrics does not apply");
   if (args->has("init-from") && args->has("resume"))
     return usageError("--init-from and --resume exclude each other: --resume continues a run, "
                       "weights and optimizer state; --init-from starts one from weights");

@@ -193,6 +193,24 @@ frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
   return o;
 }
 
+int cmdOps(const std::vector<std::string> &argv) {
+  auto specs = withCommon({});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("ops", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc ops [options]\n\nPrints the op catalogue (Markdown) generated from "
+                 "the op table.\n\n"
+              << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (!args->positional.empty())
+    return usageError("ops", "unexpected argument '" + args->positional[0] + "'");
+  std::ostringstream text;
+  ir::printOpCatalogue(text);
+  return emit(*args, text.str());
+}
+
 int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
@@ -347,10 +365,7 @@ int dtnnc(int argc, char **argv) {
   if (cmd == "compile") return cmdCompile(args);
   if (cmd == "opt") return cmdOpt(args);
   if (cmd == "summary") return cmdSummary(args);
-  if (cmd == "ops") {
-    ir::printOpCatalogue(std::cout);
-    return kOk;
-  }
+  if (cmd == "ops") return cmdOps(args);
   std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops"});
   std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
