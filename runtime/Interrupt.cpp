@@ -21,6 +21,7 @@ constexpr size_t kTextBytes = 1024;
 volatile std::sig_atomic_t deferring = 0;
 volatile std::sig_atomic_t quietForParent = 0;
 volatile std::sig_atomic_t caughtSignal = 0;
+volatile std::sig_atomic_t pipeGone = 0;
 char prefix[128] = "dtnn";
 char contexts[2][kTextBytes];
 volatile std::sig_atomic_t currentContext = 0;
@@ -41,6 +42,10 @@ void put(char *buf, size_t size, size_t &pos, const char *s) {
 }
 
 void onSignal(int sig, siginfo_t *info, void *) {
+  // Once the reader of the output has gone, every later write to it raises SIGPIPE again: the
+  // first said what there was to say.
+  if (sig == SIGPIPE && pipeGone) return;
+  if (sig == SIGPIPE) pipeGone = 1;
   if (deferring && !caughtSignal) {
     caughtSignal = sig;
     return;

@@ -2,7 +2,9 @@
 
 #include <omp.h>
 #include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -55,27 +57,63 @@ int busyCpus(const std::vector<int> &cpus, double seconds) {
   return busy;
 }
 
-ThreadChoice choose() {
-  ThreadChoice c;
-  if (const char *env = std::getenv("OMP_NUM_THREADS")) {
-    char *end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (end != env && (*end == '\0' || *end == ',') && n > 0 && n <= 4096) {
-      c.threads = c.cpus = int(n);
-      c.fromEnv = true;
-      return c;
+// The ranks of this job on this machine (Open MPI's, or a PMI launcher's count) that share the
+// `cpus` CPUs of this one: none besides it when each is bound to CPUs of its own, all of them
+// when none is bound.
+int localSharers(int cpus) {
+  int local = 1;
+  for (const char *v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char *text = std::getenv(v)) {
+      local = std::max(1, std::atoi(text));
+      break;
     }
-  }
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (local == 1 || online < 1) return 1;
+  long sharing = (long(local) * cpus + online - 1) / online;
+  return int(std::clamp<long>(sharing, 1, local));
+}
+
+// The CPUs this process may run on (its affinity mask), in a ThreadChoice.
+std::vector<int> affinityCpus() {
   std::vector<int> cpus;
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0)
     for (int i = 0; i < CPU_SETSIZE; ++i)
       if (CPU_ISSET(i, &set)) cpus.push_back(i);
+  return cpus;
+}
+
+// The CPUs, those other processes keep busy (sampled, unless `sample` is false) and the ranks
+// sharing them.
+ThreadChoice measure(bool sample) {
+  ThreadChoice c;
+  std::vector<int> cpus = affinityCpus();
   c.cpus = cpus.empty() ? omp_get_num_procs() : static_cast<int>(cpus.size());
   // With one CPU there is nothing to choose.
-  c.busy = c.cpus > 1 && !cpus.empty() ? busyCpus(cpus, 0.05) : 0;
-  c.threads = std::max(1, c.cpus - c.busy);
+  c.busy = sample && c.cpus > 1 && !cpus.empty() ? busyCpus(cpus, 0.05) : 0;
+  c.sharers = localSharers(c.cpus);
+  return c;
+}
+
+// OMP_NUM_THREADS as a count, or 0.
+int threadsFromEnv() {
+  const char *env = std::getenv("OMP_NUM_THREADS");
+  if (!env) return 0;
+  char *end = nullptr;
+  long n = std::strtol(env, &end, 10);
+  return end != env && (*end == '\0' || *end == ',') && n > 0 && n <= 4096 ? int(n) : 0;
+}
+
+ThreadChoice choose() {
+  if (int n = threadsFromEnv()) {
+    ThreadChoice c;
+    c.threads = c.cpus = n;
+    c.fromEnv = true;
+    return c;
+  }
+  ThreadChoice c = measure(true);
+  c.threads = std::max(1, (c.cpus - c.busy) / c.sharers);
   return c;
 }
 
@@ -101,5 +139,34 @@ int defaultThreadCount() { return defaultThreadChoice().threads; }
 void setThreadCount(int threads) { omp_set_num_threads(threads); }
 
 int threadCount() { return omp_get_max_threads(); }
+
+namespace {
+constexpr const char *kReasonVariable = "DTNN_PASSIVE_WAIT_REASON";
+} // namespace
+
+void waitPassivelyIfOversubscribed(char **argv, int threads) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  int t = threads > 0 ? threads : threadsFromEnv();
+  // The default count fits the free CPUs by itself; one thread alone never waits on another.
+  if (t == 0 || t * measure(false).sharers <= 1) return;
+  ThreadChoice c = measure(true);
+  int free = std::max(1, c.cpus - c.busy);
+  if (t * c.sharers <= free) return;
+  std::string reason = std::to_string(t * c.sharers) + " threads" +
+                       (c.sharers > 1 ? " of " + std::to_string(c.sharers) + " ranks" : "") +
+                       " on " + std::to_string(free) + (free == 1 ? " free CPU" : " free CPUs");
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  setenv(kReasonVariable, reason.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  // Not re-executed: the run goes on as it is.
+  unsetenv("OMP_WAIT_POLICY");
+  unsetenv(kReasonVariable);
+}
+
+std::string passiveWaitReason() {
+  const char *r = std::getenv(kReasonVariable);
+  const char *policy = std::getenv("OMP_WAIT_POLICY");
+  return r && policy && std::string(policy) == "passive" ? r : "";
+}
 
 } // namespace dtnn::runtime

@@ -198,6 +198,8 @@ RunStatus Session::run() {
   // The default avoided CPUs that other processes kept busy: say so.
   if (const ThreadChoice *c = defaultThreadChoiceIfMade(); c && c->busy > 0 && c->threads == threads)
     out_ << " (" << c->busy << " of " << c->cpus << " CPUs busy with other work; --threads to choose)";
+  if (std::string why = passiveWaitReason(); !why.empty())
+    out_ << " (" << why << ": threads wait passively)";
   out_ << "\n";
 
   double lastTestAcc = std::nan("");

@@ -6,6 +6,7 @@
 #include "passes/PassManager.h"
 #include "runtime/FusionTargets.h"
 #include "runtime/Interrupt.h"
+#include "runtime/Threads.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/Profile.h"
 #include "runtime/Trainer.h"
@@ -246,6 +247,16 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
               << names << "\n";
     return kOk;
   }
+  runtime::BackendOptions bo;
+  if (args->has("threads")) {
+    int64_t t = 0;
+    if (std::string msg = cli::readCount("--threads", args->get("threads"), 1, 4096, t);
+        !msg.empty())
+      return usageError(msg);
+    bo.threads = static_cast<int>(t);
+  }
+  // Before MPI and the thread pool start: may run this program again, waiting passively.
+  runtime::waitPassivelyIfOversubscribed(argv, bo.threads);
   runtime::MpiOptions mo;
   if (args->has("comm-timeout")) {
     double t = 0;
@@ -310,14 +321,6 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     if (std::string msg = cli::readCount("--steps", args->get("steps"), 0, INT64_MAX, ro.maxSteps);
         !msg.empty())
       return usageError(msg);
-  runtime::BackendOptions bo;
-  if (args->has("threads")) {
-    int64_t t = 0;
-    if (std::string msg = cli::readCount("--threads", args->get("threads"), 1, 4096, t);
-        !msg.empty())
-      return usageError(msg);
-    bo.threads = static_cast<int>(t);
-  }
   auto backends = runtime::BackendSet::create(args->get("backend"), bo);
   if (!backends) return usageError(backends.error().message());
 
