@@ -1,6 +1,7 @@
 #include "runtime/Threads.h"
 
 #include <omp.h>
+#include <limits.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -147,8 +148,9 @@ constexpr const char *kReasonVariable = "DTNN_PASSIVE_WAIT_REASON";
 void waitPassivelyIfOversubscribed(char **argv, int threads) {
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
   int t = threads > 0 ? threads : threadsFromEnv();
-  // The default count fits the free CPUs by itself; one thread alone never waits on another.
-  if (t == 0 || t * measure(false).sharers <= 1) return;
+  // The default count fits the free CPUs by itself; a team of one thread has no barrier to
+  // wait at.
+  if (t <= 1) return;
   ThreadChoice c = measure(true);
   int free = std::max(1, c.cpus - c.busy);
   if (t * c.sharers <= free) return;
@@ -157,7 +159,13 @@ void waitPassivelyIfOversubscribed(char **argv, int threads) {
                        " on " + std::to_string(free) + (free == 1 ? " free CPU" : " free CPUs");
   setenv("OMP_WAIT_POLICY", "passive", 1);
   setenv(kReasonVariable, reason.c_str(), 1);
-  execv("/proc/self/exe", argv);
+  // The program's own path, so that the process keeps its name (ps, pgrep).
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    execv(self, argv);
+  }
   // Not re-executed: the run goes on as it is.
   unsetenv("OMP_WAIT_POLICY");
   unsetenv(kReasonVariable);

@@ -31,9 +31,9 @@ void setThreadCount(int threads);
 // The pool's thread count now.
 int threadCount();
 
-// When `threads` threads (0: the default count) of this process and of the
-// other ranks sharing its CPUs would outnumber the CPUs other processes leave
-// free, re-executes the process (`argv`) with OMP_WAIT_POLICY=passive: an
+// When `threads` threads (0: OMP_NUM_THREADS, else the default count, which
+// fits by itself) of this process and of the other ranks sharing its CPUs
+// would outnumber the CPUs other processes leave free, re-executes the process (`argv`) with OMP_WAIT_POLICY=passive: an
 // OpenMP thread that spins at a barrier takes the core from the thread it
 // waits for, which made such runs 4 to 28 times slower than one thread.
 // libgomp reads the policy when it loads, before main, so setting it later
