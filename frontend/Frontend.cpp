@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <filesystem>
@@ -57,6 +58,15 @@ bool readFile(const std::string &path, const SourceLoc &from, std::string &text,
     return false;
   }
   text = std::move(*read);
+  // Textual IR (dtnnc compile's output) is not a model; the parser would stop at its first '.'.
+  size_t first = text.find_first_not_of(" \t\r\n");
+  for (const char *start : {"train {", "param @", "buffer @", "graph @"})
+    if (first != std::string::npos && text.compare(first, std::strlen(start), start) == 0) {
+      diags.error(from.known() ? from : SourceLoc{path, 0, 0},
+                  "'" + path + "' is textual IR, not a .dtnn model (`dtnnc opt` reads IR; "
+                  "dtnn-run and `dtnnc compile` take the .dtnn file it came from)");
+      return false;
+    }
   return true;
 }
 

@@ -3,6 +3,7 @@
 // and nothing depends on pointer values.
 #include "ir/Printer.h"
 
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -10,12 +11,27 @@ namespace dtnn::ir {
 
 namespace {
 
-// Quotes `s` as the parser reads it back, escaping quotes and backslashes.
+// Quotes `s` as the parser reads it back: quotes and backslashes escaped, a
+// control character (a newline in a file name) as \n, \r or \xHH, so that
+// the text stays one line.
 std::string quoted(const std::string &s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", u);
+      out += hex;
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
 }

@@ -28,6 +28,8 @@ Expected<std::string> readSourceFile(const std::string &path, const std::string 
   }
   if (std::ferror(file->get()))
     return Error::make("cannot read '" + path + "': " + std::strerror(errno));
+  // A UTF-8 byte order mark (which some editors write) is not part of the text, as in Python.
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
   return text;
 }
 

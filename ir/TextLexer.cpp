@@ -98,6 +98,7 @@ Token TextLexer::next() {
   char c = text_[pos_];
   if (isAlpha(c)) {
     while (pos_ < text_.size() && isNameChar(text_[pos_])) ++pos_;
+    if (Token bad; notAName(begin, bad)) return bad;
     return make(Token::Ident, begin);
   }
   if (isDigit(c) || (c == '-' && pos_ + 1 < text_.size() && isDigit(text_[pos_ + 1])))
@@ -127,6 +128,9 @@ Token TextLexer::next() {
   }
   unsigned char u = static_cast<unsigned char>(c);
   if (u == 0) return fail(begin, "unexpected NUL byte");
+  pos_ = begin;
+  if (Token bad; u >= 0x80 && notAName(begin, bad)) return bad;
+  ++pos_;
   if (u >= 0x80) {
     char buf[8];
     std::snprintf(buf, sizeof buf, "%02X", u);
@@ -177,7 +181,29 @@ Token TextLexer::lexNumber(size_t begin) {
   return t;
 }
 
-// string ::= '"' ([^"\\\n] | '\\' ["\\])* '"'
+bool TextLexer::notAName(size_t begin, Token &bad) {
+  // A word that runs on into non-ASCII letters ("rélu") is one word that is not a name, said
+  // whole at its start, not a name cut short before an unexpected byte.
+  size_t end = pos_;
+  bool nonAscii = false;
+  while (end < text_.size() &&
+         (isNameChar(text_[end]) || static_cast<unsigned char>(text_[end]) >= 0x80)) {
+    nonAscii = nonAscii || static_cast<unsigned char>(text_[end]) >= 0x80;
+    ++end;
+  }
+  std::string word(text_.substr(begin, end - begin));
+  for (size_t i = 0; i < word.size();) {
+    size_t n = utf8SequenceLength(word, i);
+    if (n == 0) return false; // not UTF-8: reported as the byte it is
+    i += n;
+  }
+  if (!nonAscii || word.size() < 2 || utf8SequenceLength(word, 0) == word.size()) return false;
+  bad = fail(begin, "'" + word + "' is not a name: names in IR are ASCII letters, digits, '_' "
+                               "and '.'");
+  return true;
+}
+
+// string ::= '"' ([^"\\\n] | '\\' ["\\nr] | '\\x' hex hex)* '"'
 Token TextLexer::lexString(size_t begin) {
   std::string value;
   ++pos_;
@@ -192,6 +218,23 @@ Token TextLexer::lexString(size_t begin) {
     if (c == '\n') break;
     if (c == '\\') {
       char e = pos_ + 1 < text_.size() ? text_[pos_ + 1] : '\0';
+      if (e == 'n' || e == 'r') {
+        value += e == 'n' ? '\n' : '\r';
+        pos_ += 2;
+        continue;
+      }
+      if (e == 'x') {
+        auto hex = [](char h) {
+          return h >= '0' && h <= '9' ? h - '0' : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                              : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1;
+        };
+        int hi = pos_ + 2 < text_.size() ? hex(text_[pos_ + 2]) : -1;
+        int lo = pos_ + 3 < text_.size() ? hex(text_[pos_ + 3]) : -1;
+        if (hi < 0 || lo < 0) return fail(pos_, "\\x in a string needs two hex digits");
+        value += static_cast<char>(hi * 16 + lo);
+        pos_ += 4;
+        continue;
+      }
       if (e != '"' && e != '\\') return fail(pos_, "unknown escape sequence in string");
       value += e;
       pos_ += 2;
@@ -210,6 +253,7 @@ Token TextLexer::lexSigilName(size_t begin, Token::Kind k) {
   ++pos_;
   size_t nameBegin = pos_;
   while (pos_ < text_.size() && isNameChar(text_[pos_])) ++pos_;
+  if (Token bad; pos_ > nameBegin && notAName(nameBegin, bad)) return bad;
   const char *what = k == Token::ValueRef ? "'%'" : "'@'";
   if (pos_ == nameBegin) return fail(begin, std::string("expected a name after ") + what);
   if (k == Token::ParamRef && !isAlpha(text_[nameBegin]))

@@ -69,6 +69,9 @@ private:
   Token lexNumber(size_t begin);
   Token lexString(size_t begin);
   Token lexSigilName(size_t begin, Token::Kind k);
+  // True, with the error in `bad`, when the word from `begin` runs on into
+  // non-ASCII letters (valid UTF-8): the whole word is not a name.
+  bool notAName(size_t begin, Token &bad);
 
   std::string_view text_;
   std::string file_;

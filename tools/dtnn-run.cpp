@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -125,9 +127,14 @@ std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
       value = n;
     } else if (d.kind == ir::SettingKind::Fraction || d.kind == ir::SettingKind::Rate) {
       char *end = nullptr;
-      value = std::strtod(text.c_str(), &end);
+      errno = 0;
+      double v = std::strtod(text.c_str(), &end);
       if (text.empty() || *end != '\0')
         return flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'";
+      if (errno == ERANGE)
+        return flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "', which is " +
+               (std::fabs(v) > 1 ? "too large for a double" : "too small for a double (it rounds to 0)");
+      value = v;
     }
     if (std::string msg = ir::setRunSetting(config, d, value); !msg.empty())
       return d.kind == ir::SettingKind::Choice
@@ -388,9 +395,11 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   ro.initFromPath = args->get("init-from");
   ro.predictPath = args->get("predict");
   ro.predictionsPath = args->get("predictions");
-  ro.progress = args->has("no-progress")    ? runtime::ProgressMode::Off
-                : isatty(STDOUT_FILENO)       ? runtime::ProgressMode::Bar
-                                              : runtime::ProgressMode::Lines;
+  // Open MPI gives each rank a pseudo-terminal whether mpirun writes to one or to a file, so
+  // under a launcher the output is taken for a log: progress lines, no bar and its escapes.
+  ro.progress = args->has("no-progress")                           ? runtime::ProgressMode::Off
+                : isatty(STDOUT_FILENO) && !runtime::launchedByMpi() ? runtime::ProgressMode::Bar
+                                                                     : runtime::ProgressMode::Lines;
   if (args->has("progress-every")) {
     std::string text = args->get("progress-every");
     char *end = nullptr;

@@ -30,16 +30,18 @@ int usageError(const std::string &msg) {
 }
 
 // "1,2,4" -> {1, 2, 4}; empty on a malformed list.
-std::vector<int> parseRanks(const std::string &text) {
-  std::vector<int> out;
+// Reads the comma-separated rank counts of --ranks into `out`; returns "" or a usage error.
+std::string parseRanks(const std::string &text, std::vector<int> &out) {
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
-    char *end = nullptr;
-    long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 1 || v > 1 << 20) return {};
+    int64_t v = 0;
+    if (std::string msg = cli::readCount("--ranks", item, 1, 1 << 20, v); !msg.empty())
+      return msg + " (a list of rank counts, e.g. 1,2,4)";
     out.push_back(static_cast<int>(v));
   }
-  return out;
+  if (out.empty() || text.back() == ',')
+    return "--ranks expects a list of rank counts, e.g. 1,2,4, got '" + text + "'";
+  return "";
 }
 
 int run(int argc, char **argv) {
@@ -61,8 +63,9 @@ int run(int argc, char **argv) {
     return kOk;
   }
   if (args->positional.size() != 1) return usageError("expected one model file");
-  std::vector<int> ranks = parseRanks(args->get("ranks", "1,2,4"));
-  if (ranks.empty()) return usageError("--ranks expects a list of positive integers, e.g. 1,2,4");
+  std::vector<int> ranks;
+  if (std::string msg = parseRanks(args->get("ranks", "1,2,4"), ranks); !msg.empty())
+    return usageError(msg);
   passes::DataParallelOptions dp;
   if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty()) return usageError(msg);
   passes::NetModel net;

@@ -4,9 +4,12 @@
 #include "runtime/data/Sources.h"
 
 #include "ir/Diagnostics.h"
+#include "ir/Files.h"
 #include "runtime/data/Cifar.h"
 #include "runtime/data/Idx.h"
 #include "runtime/data/Synthetic.h"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -59,10 +62,14 @@ template <typename T> T getArg(const DataSpec &spec, const std::string &name, T 
 Expected<std::string> sourceDir(const Source &src, const DataSpec &spec,
                                 const std::string &override) {
   std::string dir = override.empty() ? getArg<std::string>(spec, "dir", src.defaultDir) : override;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    return Error::make(std::string(src.name) + ": data directory " + dir +
-                       " does not exist; " + src.hint);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    return Error::make(std::string(src.name) + ": data directory " + dir + " does not exist; " +
+                       src.hint);
+  if (!S_ISDIR(st.st_mode))
+    return Error::make(std::string(src.name) + ": " + dir + " is " +
+                       (S_ISREG(st.st_mode) ? "a file" : fileTypeName(st.st_mode)) +
+                       ", not a data directory; " + src.hint);
   return dir;
 }
 
@@ -168,20 +175,22 @@ Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, cons
                        ir::attrValueStr(shape));
   int64_t bytes = 1;
   for (int64_t d : shape) {
-    if (d < 1 || d > kMaxBytes)
+    if (d < 1)
       return Error::make(name + ": 'shape' dimensions must be positive, got " +
                          ir::attrValueStr(shape));
-    bytes = std::min(bytes * d, kMaxBytes + 1);
+    bytes = std::min(bytes * std::min(d, kMaxBytes + 1), kMaxBytes + 1);
   }
   if (classes < 1 || classes > 65536)
     return Error::make(name + ": 'classes' must be in 1..65536, got " +
                        std::to_string(classes));
-  if (train < 1 || test < 1 || train > kMaxBytes || test > kMaxBytes)
+  if (train < 1 || test < 1)
     return Error::make(name + ": 'train_size' and 'test_size' must be positive, got train_size=" +
                        std::to_string(train) + ", test_size=" + std::to_string(test));
-  if (bytes > kMaxBytes / (train + test))
-    return Error::make(name + ": " + std::to_string(train + test) + " samples of " +
-                       shapeStr(shape) + " exceed the 4 GiB limit of synthetic data");
+  // Sizes past the limit on their own would overflow the sum below.
+  if (bytes > kMaxBytes || train > kMaxBytes || test > kMaxBytes || bytes > kMaxBytes / (train + test))
+    return Error::make(name + ": " + std::to_string(train) + " + " + std::to_string(test) +
+                       " samples of " + shapeStr(shape) +
+                       " exceed the 4 GiB limit of synthetic data");
   Dataset all = makeSynthetic(shape, int32_t(classes), train + test, seed);
   DataSplits s;
   s.train = slice(all, 0, train);

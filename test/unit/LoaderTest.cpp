@@ -525,7 +525,15 @@ TEST(SourcesTest, SyntheticBadArguments) {
   EXPECT_EQ(error("train_size", int64_t(0)),
             "synthetic: 'train_size' and 'test_size' must be positive, got train_size=0, test_size=1000");
   EXPECT_EQ(error("shape", std::vector<int64_t>{1000, 1000, 1000}),
-            "synthetic: 7000 samples of 1000x1000x1000 exceed the 4 GiB limit of synthetic data");
+            "synthetic: 6000 + 1000 samples of 1000x1000x1000 exceed the 4 GiB limit of synthetic "
+            "data");
+  // Regression: sizes past the limit were called not positive.
+  EXPECT_EQ(error("shape", std::vector<int64_t>{1, INT64_MAX}),
+            "synthetic: 6000 + 1000 samples of 1x9223372036854775807 exceed the 4 GiB limit of "
+            "synthetic data");
+  EXPECT_EQ(error("test_size", INT64_MAX),
+            "synthetic: 6000 + 9223372036854775807 samples of 1x28x28 exceed the 4 GiB limit of "
+            "synthetic data");
 }
 
 TEST(SourcesTest, FashionMnist) {
