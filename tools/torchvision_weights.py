@@ -136,7 +136,7 @@ def check_output(path, inputs):
 
 def write_atomically(path, write):
     """Writes path with write(binary stream) through a temporary file in its folder that is
-    synced and renamed over it (runtime/AtomicFile.cpp's recipe); an existing file keeps its
+    synced and renamed over it (ir/Output.cpp's recipe); an existing file keeps its
     permissions. On failure path is as it was and the temporary file is removed."""
     folder, base = os.path.dirname(path) or ".", os.path.basename(path)
     try:
