@@ -8,14 +8,19 @@ Usage (from anywhere; paths are relative to the repository root):
                                     run at one thread, enough to average the machine's noise)
            --build-dir DIR          (default build)
 
-For each model and repeat, three training runs of the same synthetic copy of the model that
+For each model and repeat, five training runs of the same synthetic copy of the model that
 bench/compare.py trains (same batch, data and optimizer), in turn:
   idle-1t    dtnn-run --threads 1 on the otherwise idle machine: the baseline;
   busy       dtnn-run at its default settings (no --threads) while a busy loop, a separate
              process, keeps one core busy;
-  idle       dtnn-run at its default settings on the idle machine again.
+  idle       dtnn-run at its default settings on the idle machine again;
+  busy-2t    dtnn-run --threads 2 beside the busy loop: more threads than free cores, which
+             dtnn runs with OMP_WAIT_POLICY=passive;
+  spin-2t    the same with OMP_WAIT_POLICY=active, as every such run was before: threads that
+             spin at barriers on the core the thread they wait for needs.
 It prints the medians of training images/s and the ratios busy / idle-1t (the goal: at least 0.9,
-stretch 1.1) and idle / idle-1t, with the thread count dtnn-run chose in each setting.
+stretch 1.1), idle / idle-1t, busy-2t / idle-1t and spin-2t / idle-1t, with the thread count
+dtnn-run chose in each setting.
 """
 import argparse
 import math
@@ -55,7 +60,7 @@ def busy_loop():
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
-def train(dtnn_run, model, steps, batch, batches, threads, log_path):
+def train(dtnn_run, model, steps, batch, batches, threads, log_path, env=None):
     """One training run; returns (images/s, the thread count dtnn-run reported)."""
     total = compare.DTNN_WARMUP + steps
     epochs = -(-total // batches)
@@ -65,7 +70,8 @@ def train(dtnn_run, model, steps, batch, batches, threads, log_path):
     cmd = [dtnn_run, model, "--steps", str(total), "--epochs", str(epochs), "--metrics", metrics,
            "--no-progress"] + (["--threads", str(threads)] if threads else [])
     with open(log_path, "w") as log:
-        subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=True)
+        subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=True,
+                       env=dict(os.environ, **(env or {})))
     header = open(log_path).read()
     m = re.search(r"(\d+) threads?", header)
     return compare.train_rate(compare.last_json(metrics) or [], batch), (m.group(1) if m else "?")
@@ -86,15 +92,16 @@ def main():
             model = os.path.join(tmp, f"{name}.dtnn")
             compare.synthetic_copy(os.path.join(REPO, cfg["file"]), model, cfg["shape"],
                                    cfg["classes"], batches * batch, batch, batch)
-            runs = {"idle-1t": [], "busy": [], "idle": []}
+            runs = {"idle-1t": [], "busy": [], "idle": [], "busy-2t": [], "spin-2t": []}
             threads = {}
             for rep in range(a.repeat):
                 for label in runs:
-                    loop = busy_loop() if label == "busy" else None
+                    loop = busy_loop() if label != "idle" and label != "idle-1t" else None
+                    count = {"idle-1t": 1, "busy-2t": 2, "spin-2t": 2}.get(label)
+                    env = {"OMP_WAIT_POLICY": "active"} if label == "spin-2t" else None
                     try:
                         log = os.path.join(tmp, f"{name}.{label}.{rep}.log")
-                        rate, t = train(dtnn_run, model, steps, batch, batches,
-                                        1 if label == "idle-1t" else None, log)
+                        rate, t = train(dtnn_run, model, steps, batch, batches, count, log, env)
                     finally:
                         if loop:
                             loop.kill()
@@ -107,11 +114,13 @@ def main():
             rows.append([name, compare.fmt(med["idle-1t"]), compare.fmt(med["busy"]),
                          compare.fmt(med["idle"]), compare.ratio(med["busy"], med["idle-1t"]),
                          compare.ratio(med["idle"], med["idle-1t"]),
+                         compare.ratio(med["busy-2t"], med["idle-1t"]),
+                         compare.ratio(med["spin-2t"], med["idle-1t"]),
                          f"{threads['idle-1t']}/{threads['busy']}/{threads['idle']}"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     head = ["model", "idle 1 thread", "one core busy", "idle default", "busy/idle-1t",
-            "idle/idle-1t", "threads"]
+            "idle/idle-1t", "busy-2t/idle-1t", "spin-2t/idle-1t", "threads"]
     print(f"dtnn training images/s, medians of {a.repeat} repeat(s); one core busy: a separate "
           "busy-loop process")
     compare.print_table(head, rows)
