@@ -56,7 +56,7 @@ std::vector<std::string> Elaborator::callableNames() const {
   std::vector<std::string> names;
   for (const std::string &n : ir::OpTable::get().names())
     if (!ir::OpTable::get().lookup(n)->internal) names.push_back(n);
-  for (const auto &[n, _] : program_.blocksOf(currentFile())) names.push_back(n);
+  for (const auto &n : program_.scopes.names(currentFile())) names.push_back(n);
   for (const auto &n : builtinFunctionNames()) names.push_back(n);
   return names;
 }
@@ -86,11 +86,7 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
   bool isBuiltin = false;
   for (const auto &n : builtinFunctionNames()) isBuiltin |= n == target;
   const BlockDecl *block = boundBlock;
-  if (!block) {
-    const auto &visible = program_.blocksOf(currentFile());
-    auto it = visible.find(target);
-    block = it == visible.end() ? nullptr : it->second;
-  }
+  if (!block) block = program_.scopes.find(currentFile(), target);
   const ir::OpDef *op = ir::OpTable::get().lookup(target);
   if (op && op->internal) {
     error(loc, internalOpMessage(*op));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "frontend/AST.h"
+#include "frontend/Scopes.h"
 #include "frontend/Value.h"
 #include "ir/IR.h"
 
@@ -22,13 +23,8 @@ namespace dtnn::frontend {
 struct Program {
   std::vector<std::unique_ptr<FileAst>> files; // files[0] is the main file
   // The blocks each file sees, by name: its own, and those its imports see,
-  // which its own shadow. Keyed by FileAst::path.
-  std::map<std::string, std::map<std::string, const BlockDecl *>> scopes;
-  const std::map<std::string, const BlockDecl *> &blocksOf(const std::string &file) const {
-    static const std::map<std::string, const BlockDecl *> none;
-    auto it = scopes.find(file);
-    return it == scopes.end() ? none : it->second;
-  }
+  // which its own shadow. Looked up by FileAst::path.
+  BlockScopes scopes;
   // How IR locations name each file: relative to the main file's folder or
   // to the import folder it was found in, so IR text does not depend on
   // where the compiler runs.

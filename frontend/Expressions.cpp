@@ -48,10 +48,9 @@ Val Elaborator::evalName(const Expr &e) {
     error(e.loc, internalOpMessage(*op));
     return Val::poison();
   }
-  const auto &visible = program_.blocksOf(currentFile());
-  if (auto it = visible.find(e.text); it != visible.end()) {
+  if (const BlockDecl *block = program_.scopes.find(currentFile(), e.text)) {
     Val v = Val::callable(e.text, e.loc);
-    v.block = it->second;
+    v.block = block;
     return v;
   }
   if (ir::OpTable::get().lookup(e.text) || e.text == "identity") return Val::callable(e.text, e.loc);

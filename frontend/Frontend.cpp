@@ -91,60 +91,9 @@ std::pair<std::string, std::string> resolveImport(const std::string &importer,
   return {"", ""};
 }
 
-using Scope = std::map<std::string, const BlockDecl *>;
-using Imports = std::map<std::string, std::vector<std::pair<std::string, SourceLoc>>>;
-
-// Fills `scopes`: each file sees its own blocks, and the blocks each file it imports sees,
-// to a fixed point, so that files in an import cycle see each other's. Its own shadow imported
-// ones, with a warning at its own; two imports that bring different blocks of one name are an
-// error at the import that brings the second.
-void buildScopes(const std::vector<std::string> &files, const std::map<std::string, Scope> &own,
-                 const Imports &imports, const std::map<std::string, std::string> &pathOf,
-                 std::map<std::string, Scope> &scopes, DiagnosticEngine &diags) {
-  for (const std::string &f : files) {
-    auto it = own.find(f);
-    scopes[f] = it == own.end() ? Scope() : it->second;
-  }
-  std::set<std::pair<std::string, std::string>> reported;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const std::string &f : files) {
-      auto importsIt = imports.find(f);
-      if (importsIt == imports.end()) continue;
-      auto ownIt = own.find(f);
-      for (const auto &[target, loc] : importsIt->second) {
-        auto path = pathOf.find(target);
-        if (path == pathOf.end() || path->second == f) continue;
-        Scope seen = scopes[path->second];
-        for (const auto &[name, block] : seen) {
-          Scope &scope = scopes[f];
-          auto mine = scope.find(name);
-          if (mine == scope.end()) {
-            scope.emplace(name, block);
-            changed = true;
-            continue;
-          }
-          if (mine->second == block || !reported.insert({f, name}).second) continue;
-          bool shadows = ownIt != own.end() && ownIt->second.count(name);
-          Diagnostic d{shadows ? Severity::Warning : Severity::Error, shadows ? mine->second->loc : loc,
-                       shadows ? "block '" + name + "' shadows the one imported from " +
-                                     block->loc.file + "; calls in this file use this one"
-                               : "block '" + name + "' is defined both in " +
-                                     mine->second->loc.file + " and in " + block->loc.file +
-                                     ", which this file imports; define '" + name +
-                                     "' here to choose, or rename one",
-                       {}};
-          d.note(block->loc, shadows ? "the imported block is here" : "one definition is here");
-          if (!shadows) d.note(mine->second->loc, "the other is here");
-          diags.report(d);
-        }
-      }
-    }
-  }
-}
-
 // Parses the main file and, transitively, everything it imports. Each file is
-// loaded once, so import cycles are harmless.
+// loaded once, so import cycles are harmless; loading more than
+// kMaxLoadedFiles files is an error at the import that would load one more.
 bool loadProgram(const std::string &name, std::string text, const CompileOptions &opts,
                  SourceManager &sm, DiagnosticEngine &diags, Program &program) {
   std::set<std::string> seen;
@@ -178,7 +127,14 @@ bool loadProgram(const std::string &name, std::string text, const CompileOptions
       }
       std::string key = fs::weakly_canonical(found, ec).string();
       imports[p.path].push_back({key, imp.loc});
-      if (!seen.insert(key).second) continue;
+      if (seen.count(key)) continue;
+      if (seen.size() >= kMaxLoadedFiles) {
+        diags.error(imp.loc, "cannot import '" + imp.path + "': a compilation loads at most " +
+                                 std::to_string(kMaxLoadedFiles) +
+                                 " files (the main file and every file it imports, directly or not)");
+        return false;
+      }
+      seen.insert(key);
       pathOf[key] = found;
       program.irFileNames[found] = irName;
       std::string importedText;
@@ -188,7 +144,7 @@ bool loadProgram(const std::string &name, std::string text, const CompileOptions
     program.files.push_back(std::move(file));
   }
   if (diags.hasErrors()) return false;
-  std::map<std::string, Scope> own;
+  std::map<std::string, OwnBlocks> own;
   for (const auto &file : program.files)
     for (const auto &b : file->blocks) {
       if (ir::OpTable::get().lookup(b->name)) {
@@ -207,9 +163,17 @@ bool loadProgram(const std::string &name, std::string text, const CompileOptions
         diags.report(d);
       }
     }
-  std::vector<std::string> paths;
-  for (const auto &file : program.files) paths.push_back(file->path);
-  buildScopes(paths, own, imports, pathOf, program.scopes, diags);
+  std::map<std::string, size_t> indexOf;
+  for (const auto &file : program.files) indexOf.emplace(file->path, indexOf.size());
+  std::vector<BlockScopes::File> scopeFiles;
+  for (const auto &file : program.files) {
+    BlockScopes::File f{file->path, std::move(own[file->path]), {}};
+    for (const auto &[key, loc] : imports[file->path])
+      if (auto target = indexOf.find(pathOf.at(key)); target != indexOf.end())
+        f.imports.push_back({target->second, loc});
+    scopeFiles.push_back(std::move(f));
+  }
+  program.scopes.build(std::move(scopeFiles), diags);
   std::map<std::string, const ModelDecl *> models;
   for (const auto &m : program.files.front()->models) {
     auto [it, inserted] = models.emplace(m->name, m.get());

@@ -6,12 +6,19 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 
+#include <cstddef>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace dtnn::frontend {
+
+// The most files one compilation loads: the main file and every file it
+// imports, directly or not. The scopes of blocks take memory quadratic in the
+// number of files (a bit per pair, 12.5 MB at the limit), so a bound keeps
+// both time and memory small.
+constexpr size_t kMaxLoadedFiles = 10'000;
 
 struct CompileOptions {
   // The model to build; empty means the only model the main file defines.

@@ -38,7 +38,7 @@ public:
 
   bool run() {
     for (const auto &file : program_.files) {
-      scope_ = &program_.blocksOf(file->path);
+      file_ = &file->path;
       for (const auto &b : file->blocks) {
         locals_.clear();
         for (const auto &p : b->params) {
@@ -95,9 +95,9 @@ private:
   }
 
   void check(const std::string &name, const SourceLoc &loc, bool called) {
-    if (locals_.count(name) || globals_.count(name) || scope_->count(name)) return;
+    if (locals_.count(name) || globals_.count(name) || program_.scopes.find(*file_, name)) return;
     std::vector<std::string> candidates(globals_.begin(), globals_.end());
-    for (const auto &[n, _] : *scope_) candidates.push_back(n);
+    for (const auto &n : program_.scopes.names(*file_)) candidates.push_back(n);
     candidates.insert(candidates.end(), locals_.begin(), locals_.end());
     diags_.error(loc, std::string(called ? "unknown layer or block '" : "undefined name '") + name +
                           "'" + didYouMean(name, candidates));
@@ -114,7 +114,7 @@ private:
   const Program &program_;
   DiagnosticEngine &diags_;
   std::set<std::string> globals_; // ops and builtins
-  const std::map<std::string, const BlockDecl *> *scope_ = nullptr; // the blocks the file sees
+  const std::string *file_ = nullptr; // the path of the file whose names are checked
   std::set<std::string> locals_;
   bool ok_ = true;
 };

@@ -138,6 +138,8 @@ public:
 
   const std::vector<Value *> &outputs() const { return outputs_; }
   void setOutputs(std::vector<Value *> outs) { outputs_ = std::move(outs); }
+  // Makes output `i` be `v`.
+  void setOutput(size_t i, Value *v) { outputs_[i] = v; }
 
   // Replaces every use of `from` (as operand or output) by `to`.
   void replaceAllUses(Value *from, Value *to);

@@ -21,6 +21,7 @@
 //   concat of a single operand               -> the operand
 // Every rewrite checks the types it relies on, so unverified IR is left alone
 // rather than miscompiled.
+#include "ir/UseIndex.h"
 #include "passes/PassRegistry.h"
 #include "passes/PassUtil.h"
 
@@ -66,7 +67,7 @@ bool isIdentity(const std::vector<int64_t> &perm) {
 // Applies the rewrites to one graph, keeping use counts current.
 class Rewriter {
 public:
-  explicit Rewriter(ir::Graph &g) : g_(g), uses_(g.useCounts()) {}
+  explicit Rewriter(ir::Graph &g) : g_(g), uses_(g.useCounts()), index_(g) {}
 
   // One sweep over the graph; true if anything changed.
   bool sweep() {
@@ -125,7 +126,7 @@ private:
   // Redirects the uses of `from` to `to` when their types agree.
   bool replace(ir::Value *from, ir::Value *to) {
     if (from->type() != to->type()) return false;
-    g_.replaceAllUses(from, to);
+    index_.replaceAllUses(from, to);
     uses_[to] += uses_[from];
     uses_[from] = 0;
     return true;
@@ -137,6 +138,7 @@ private:
     --uses_[op.operand(0)];
     ++uses_[v];
     op.setOperand(0, v);
+    index_.addUser(v, &op);
     ir::Location loc = op.loc();
     loc.merge(skipped->loc());
     op.setLoc(std::move(loc));
@@ -191,6 +193,7 @@ private:
 
   ir::Graph &g_;
   UseCounts uses_;
+  ir::UseIndex index_; // replaces a value in time proportional to its uses
   std::set<const ir::Op *> removed_;
 };
 

@@ -16,6 +16,7 @@
 // batchnorm_train, which this pass leaves alone. Each P takes one batchnorm,
 // so one sweep reaches the fixed point.
 #include "ir/OpTable.h"
+#include "ir/UseIndex.h"
 #include "ir/ops/FusedActivation.h"
 #include "passes/PassRegistry.h"
 
@@ -42,6 +43,9 @@ public:
       if (!ir::unfusedLayerOf(op->operand(0)) || counts[op->operand(0)] != 1) continue;
       norms.push_back(op.get());
     }
+    ir::UseIndex index(g);
+    // The batchnorm_fold made for each P, appended now and moved before P at the end.
+    std::map<const ir::Op *, ir::Op *> foldOf;
     std::set<const ir::Op *> erased;
     for (ir::Op *bn : norms) {
       ir::Value *r = bn->operand(0);
@@ -52,20 +56,33 @@ public:
       const ir::TensorType &w = p->operand(1)->type();
       ir::AttrMap attrs;
       attrs.set("eps", ir::AttrValue(bn->attrs().getFloat("eps")));
-      ir::Op *f = g.insertOp(g.indexOf(p), *fold, operands, attrs,
-                             {w, ir::TensorType(w.dtype, {w.dims[0]})}, bn->loc());
+      ir::Op *f = g.addOp(*fold, operands, attrs, {w, ir::TensorType(w.dtype, {w.dims[0]})},
+                          bn->loc());
+      index.addUser(f);
+      foldOf[p] = f;
       std::vector<ir::Value *> pOperands = {p->operand(0), f->result(0), f->result(1)};
       p->setOperands(pOperands);
+      index.addUser(p);
       std::string act = ir::fusedActivationOf(*bn);
       if (!act.empty()) p->attrs().set("act", act);
       ir::Location loc = p->loc();
       loc.merge(bn->loc());
       p->setLoc(loc);
-      g.replaceAllUses(bn->result(0), r);
+      index.replaceAllUses(bn->result(0), r);
       erased.insert(bn);
     }
-    if (!erased.empty()) g.eraseOpsIf([&](const ir::Op &op) { return erased.count(&op) > 0; });
-    return !erased.empty();
+    if (erased.empty()) return false;
+    std::set<const ir::Op *> folds;
+    for (const auto &[p, f] : foldOf) folds.insert(f);
+    std::vector<ir::Op *> order;
+    for (const auto &op : g.ops()) {
+      if (folds.count(op.get())) continue;
+      if (auto it = foldOf.find(op.get()); it != foldOf.end()) order.push_back(it->second);
+      order.push_back(op.get());
+    }
+    g.reorder(order);
+    g.eraseOpsIf([&](const ir::Op &op) { return erased.count(&op) > 0; });
+    return true;
   }
 };
 

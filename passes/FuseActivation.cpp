@@ -17,6 +17,7 @@
 //     pass the gradient where x is inside their linear range, which is where
 //     y is), merge A's source location into P's, and erase A.
 // Each P takes at most one activation, so one sweep reaches the fixed point.
+#include "ir/UseIndex.h"
 #include "ir/ops/FusedActivation.h"
 #include "passes/FusionTarget.h"
 #include "passes/PassRegistry.h"
@@ -61,6 +62,7 @@ public:
     for (const auto &op : g.ops())
       for (ir::Value *v : op->operands()) users[v].push_back(op.get());
     auto counts = g.useCounts();
+    ir::UseIndex index(g);
     std::set<const ir::Op *> erased;
     bool changed = false;
     for (const auto &a : g.ops()) {
@@ -93,7 +95,7 @@ public:
       // A's result becomes r; A's backward ops already read r, which now
       // holds y: for relu and relu6 the mask is the same, sigmoid and tanh
       // save y and so read A's result, now r.
-      g.replaceAllUses(a->result(0), r);
+      index.replaceAllUses(a->result(0), r);
       erased.insert(a.get());
       changed = true;
     }

@@ -16,11 +16,13 @@
 // When both operands qualify, the later convolution takes the earlier one's
 // result as its residual. Each P takes one add, so one sweep reaches the
 // fixed point.
+#include "ir/UseIndex.h"
 #include "ir/ops/FusedActivation.h"
 #include "passes/FusionTarget.h"
 #include "passes/PassRegistry.h"
 
 #include <set>
+#include <unordered_map>
 
 namespace dtnn::passes {
 
@@ -37,10 +39,14 @@ public:
 
   Expected<bool> runOnGraph(ir::Graph &g) override {
     auto counts = g.useCounts();
+    ir::UseIndex index(g);
+    // Positions in the op list, which this loop does not change.
+    std::unordered_map<const ir::Op *, size_t> position;
+    for (const auto &op : g.ops()) position.emplace(op.get(), position.size());
     std::set<const ir::Op *> erased;
     for (const auto &a : g.ops()) {
       if (a->name() != "add") continue;
-      ir::Op *p = convTakingResidual(g, *a, counts);
+      ir::Op *p = convTakingResidual(*a, counts, position);
       if (!p) continue;
       ir::Value *r = a->operand(0)->definingOp() == p ? a->operand(0) : a->operand(1);
       ir::Value *s = r == a->operand(0) ? a->operand(1) : a->operand(0);
@@ -58,10 +64,11 @@ public:
         op.attrs() = attrsBefore;
       };
       if (!fuseIfSameBackend(target_, *p, fuse, undo)) continue;
+      index.addUser(s, p);
       ir::Location loc = p->loc();
       loc.merge(a->loc());
       p->setLoc(loc);
-      g.replaceAllUses(a->result(0), r);
+      index.replaceAllUses(a->result(0), r);
       erased.insert(a.get());
     }
     if (!erased.empty()) g.eraseOpsIf([&](const ir::Op &op) { return erased.count(&op) > 0; });
@@ -71,8 +78,9 @@ public:
 private:
   // The conv2d that may take add `a` as its residual, or null; of two, the
   // later one.
-  static ir::Op *convTakingResidual(const ir::Graph &g, const ir::Op &a,
-                                    std::map<const ir::Value *, unsigned> &counts) {
+  static ir::Op *convTakingResidual(const ir::Op &a,
+                                    std::map<const ir::Value *, unsigned> &counts,
+                                    const std::unordered_map<const ir::Op *, size_t> &position) {
     const ir::TensorType &y = a.result(0)->type();
     if (a.operand(0)->type() != y || a.operand(1)->type() != y || a.operand(0) == a.operand(1))
       return nullptr;
@@ -82,8 +90,8 @@ private:
       ir::Op *p = ir::unfusedLayerOf(r);
       if (!p || p->name() != "conv2d" || counts[r] != 1) continue;
       const ir::Op *sDef = s->definingOp();
-      if (sDef && g.indexOf(sDef) > g.indexOf(p)) continue;
-      if (!best || g.indexOf(p) > g.indexOf(best)) best = p;
+      if (sDef && position.at(sDef) > position.at(p)) continue;
+      if (!best || position.at(p) > position.at(best)) best = p;
     }
     return best;
   }

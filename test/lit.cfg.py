@@ -30,6 +30,7 @@ config.substitutions.append(
 )
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%examples", examples_dir))
+config.substitutions.append(("%bench", os.path.join(config.dtnn_src_root, "bench")))
 config.substitutions.append(("%lit_inputs", lit_inputs_dir))
 
 # A small, fixed environment so that results do not depend on the caller's locale or settings.

@@ -22,6 +22,7 @@
 // operands are parameters or results of such steps, whose results are not
 // graph outputs) run once per change of the parameters: their results go to
 // the executor's cache, one after another, and leave the arena.
+#include "runtime/plan/Occupancy.h"
 #include "runtime/plan/Plan.h"
 
 #include <algorithm>
@@ -190,6 +191,8 @@ private:
     return blocks;
   }
 
+  // Best fit: each block, largest first, takes the smallest gap between
+  // what the blocks placed before it take during its life, or the end.
   static void place(std::vector<Block> &blocks) {
     std::vector<size_t> order(blocks.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -197,16 +200,11 @@ private:
       if (blocks[a].size != blocks[b].size) return blocks[a].size > blocks[b].size;
       return blocks[a].begin < blocks[b].begin;
     });
-    std::vector<size_t> placed;
+    Occupancy taken(lastStep(blocks));
     for (size_t i : order) {
       Block &b = blocks[i];
-      std::vector<std::pair<uint64_t, uint64_t>> busy; // offset, end
-      for (size_t j : placed)
-        if (blocks[j].begin <= b.end && b.begin <= blocks[j].end)
-          busy.push_back({blocks[j].offset, blocks[j].offset + blocks[j].size});
-      std::sort(busy.begin(), busy.end());
       uint64_t cursor = 0, best = UINT64_MAX, bestGap = UINT64_MAX;
-      for (const auto &[off, end] : busy) {
+      for (const auto &[off, end] : taken.takenDuring(b.begin, b.end)) {
         if (off > cursor && off - cursor >= b.size && off - cursor < bestGap) {
           best = cursor;
           bestGap = off - cursor;
@@ -214,15 +212,33 @@ private:
         cursor = std::max(cursor, end);
       }
       b.offset = best != UINT64_MAX ? best : cursor;
-      placed.push_back(i);
+      taken.add(b.begin, b.end, b.offset, b.size);
     }
   }
 
+  // The last step any block lives at.
+  static int lastStep(const std::vector<Block> &blocks) {
+    int last = 0;
+    for (const Block &b : blocks) last = std::max(last, b.end);
+    return last;
+  }
+
+  // The largest sum of block sizes alive at one step, from the changes at
+  // each block's first step and after its last.
   void measureLive(const std::vector<Block> &blocks) {
-    std::vector<uint64_t> live(plan_.steps.size() + 1, 0);
-    for (const Block &b : blocks)
-      for (int s = b.begin; s <= b.end && s < static_cast<int>(live.size()); ++s) live[s] += b.size;
-    for (uint64_t l : live) plan_.liveBytes = std::max(plan_.liveBytes, l);
+    size_t steps = plan_.steps.size() + 1;
+    std::vector<uint64_t> change(steps + 1, 0);
+    for (const Block &b : blocks) {
+      size_t last = std::min<size_t>(b.end, steps - 1);
+      if (b.begin > b.end || static_cast<size_t>(b.begin) > last) continue;
+      change[b.begin] += b.size;
+      change[last + 1] -= b.size;
+    }
+    uint64_t live = 0;
+    for (size_t s = 0; s < steps; ++s) {
+      live += change[s];
+      plan_.liveBytes = std::max(plan_.liveBytes, live);
+    }
   }
 
   Plan &plan_;

@@ -4,6 +4,7 @@
 #include "ir/OpTable.h"
 #include "ir/Printer.h"
 #include "ir/TextParser.h"
+#include "ir/UseIndex.h"
 #include "ir/Verifier.h"
 
 #include <gtest/gtest.h>
@@ -159,6 +160,36 @@ TEST(IRTest, ReplaceAllUsesFollowsChains) {
   EXPECT_EQ(d->operand(0), c->result());
   EXPECT_EQ(d->operand(1), c->result());
   EXPECT_EQ(g->outputs()[0], c->result());
+}
+
+TEST(IRTest, UseIndexReplacesAsGraphDoes) {
+  Module m;
+  Graph *g = m.addGraph("g");
+  Value *x = g->addInput("x", f32({4}));
+  Op *a = g->addOp(def("relu"), {x}, {}, {f32({4})});
+  Op *b = g->addOp(def("relu"), {x}, {}, {f32({4})});
+  Op *c = g->addOp(def("add"), {a->result(), a->result()}, {}, {f32({4})});
+  g->setOutputs({a->result(), c->result(), a->result()});
+  UseIndex index(*g);
+  index.replaceAllUses(a->result(), b->result());
+  EXPECT_EQ(c->operand(0), b->result());
+  EXPECT_EQ(c->operand(1), b->result());
+  EXPECT_EQ(g->outputs(), std::vector<Value *>({b->result(), c->result(), b->result()}));
+  // The moved uses follow a second replacement.
+  index.replaceAllUses(b->result(), x);
+  EXPECT_EQ(c->operand(0), x);
+  EXPECT_EQ(g->outputs()[2], x);
+  // An op given a new operand is reported, then found.
+  Op *d = g->addOp(def("relu"), {c->result()}, {}, {f32({4})});
+  index.addUser(d);
+  b->setOperand(0, c->result());
+  index.addUser(c->result(), b);
+  index.replaceAllUses(c->result(), a->result());
+  EXPECT_EQ(d->operand(0), a->result());
+  EXPECT_EQ(b->operand(0), a->result());
+  EXPECT_EQ(g->outputs()[1], a->result());
+  index.replaceAllUses(x, x); // no change
+  EXPECT_EQ(c->operand(0), x);
 }
 
 TEST(IRTest, ModuleParams) {
