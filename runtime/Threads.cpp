@@ -141,6 +141,8 @@ void setThreadCount(int threads) { omp_set_num_threads(threads); }
 
 int threadCount() { return omp_get_max_threads(); }
 
+int affinityCpuCount() { return measure(false).cpus; }
+
 namespace {
 constexpr const char *kReasonVariable = "DTNN_PASSIVE_WAIT_REASON";
 } // namespace

@@ -30,6 +30,9 @@ int defaultThreadCount();
 void setThreadCount(int threads);
 // The pool's thread count now.
 int threadCount();
+// The CPUs this process may run on (its affinity mask), without sampling
+// their load: the same on every run on one machine.
+int affinityCpuCount();
 
 // When `threads` threads (0: OMP_NUM_THREADS, else the default count, which
 // fits by itself) of this process and of the other ranks sharing its CPUs

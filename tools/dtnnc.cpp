@@ -13,6 +13,7 @@
 #include "passes/PassRegistry.h"
 #include "passes/Pipelines.h"
 #include "runtime/FusionTargets.h"
+#include "runtime/Threads.h"
 #include "runtime/plan/Plan.h"
 #include "tools/CommandLine.h"
 #include "tools/DataParallel.h"
@@ -54,11 +55,14 @@ const std::vector<cli::OptionSpec> kPlanOptions = {
     {"batch", "B", "the batch size of --emit=plan (default 1)"},
     {"backend", "NAME", "the backend --emit=plan plans for (default: the build's default)"},
     {"stop-after", "STAGE", "print --emit=plan after select, layouts, buffers or bind (default bind)"},
+    {"threads", "T", "the thread count --emit=plan plans for (default: the CPUs this process may "
+                     "run on, so that one machine always prints the same plan)"},
 };
 
 // What --emit=plan prints: plans at one batch size on one backend, after one stage.
 struct PlanOptions {
   int64_t batch = 1;
+  int threads = 0;
   std::string backend;
   runtime::PlanStage last = runtime::PlanStage::Bind;
 };
@@ -75,6 +79,15 @@ std::string readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOpti
   }
   o.backend = args.get("backend");
   if (Error e = runtime::BackendSet::checkName(o.backend)) return e.message();
+  // Kernels size their scratch by the thread count; a count sampled from the machine's load
+  // would make the plan text change from run to run.
+  o.threads = runtime::affinityCpuCount();
+  if (args.has("threads")) {
+    int64_t t = 0;
+    if (std::string msg = cli::readCount("--threads", args.get("threads"), 1, 4096, t); !msg.empty())
+      return msg;
+    o.threads = static_cast<int>(t);
+  }
   if (args.has("stop-after")) {
     auto stage = runtime::parsePlanStage(args.get("stop-after"));
     if (!emitPlan) return "--stop-after needs --emit=plan";
@@ -167,7 +180,9 @@ bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, 
 // step is planned first, as dtnn-run plans it, so that its kernels choose
 // the parameters' layouts; the plans print in the module's order.
 Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
-  auto backends = runtime::BackendSet::create(o.backend, {});
+  runtime::BackendOptions bo;
+  bo.threads = o.threads;
+  auto backends = runtime::BackendSet::create(o.backend, bo);
   if (!backends) return backends.takeError();
   runtime::PlanContext ctx{*backends, m, {}};
   std::vector<const ir::Graph *> order;
