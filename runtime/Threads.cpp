@@ -102,4 +102,10 @@ void setThreadCount(int threads) { omp_set_num_threads(threads); }
 
 int threadCount() { return omp_get_max_threads(); }
 
+void startThreadPool() {
+#pragma omp parallel
+  {
+  }
+}
+
 } // namespace dtnn::runtime

@@ -26,5 +26,10 @@ int defaultThreadCount();
 void setThreadCount(int threads);
 // The pool's thread count now.
 int threadCount();
+// Starts the pool's threads now, with an empty parallel region, rather than
+// at the first kernel: libgomp exits the process when it cannot start one,
+// so a run starts them once it has checked that they have room
+// (checkThreadRoom), before anything else takes it.
+void startThreadPool();
 
 } // namespace dtnn::runtime
