@@ -113,10 +113,11 @@ uint64_t threadsLeft() {
     return UINT64_MAX;
   uint64_t used = 0;
   std::error_code ec;
-  for (const auto &entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string pid = entry.path().filename().string();
-    if (pid.empty() || !std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
-    std::ifstream status(entry.path() / "status");
+  auto digit = [](unsigned char c) { return std::isdigit(c) != 0; };
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string pid = it->path().filename().string();
+    if (pid.empty() || !std::all_of(pid.begin(), pid.end(), digit)) continue;
+    std::ifstream status(it->path() / "status");
     uint64_t threads = 0;
     bool mine = false;
     for (std::string line; std::getline(status, line);) {
@@ -155,9 +156,9 @@ uint64_t openFilesLeft() {
   // Listing the folder takes a descriptor itself; without one, none is left.
   uint64_t open = 0;
   std::error_code ec;
-  std::filesystem::directory_iterator it("/proc/self/fd", ec);
+  std::filesystem::directory_iterator it("/proc/self/fd", ec), end;
   if (ec) return 0;
-  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) ++open;
+  for (; !ec && it != end; it.increment(ec)) ++open;
   open = open > 0 ? open - 1 : 0;
   return open < rl.rlim_cur ? rl.rlim_cur - open : 0;
 }
