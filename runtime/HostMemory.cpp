@@ -44,19 +44,29 @@ uint64_t hostMemoryBytes() {
   for (const char *path : {"/sys/fs/cgroup/memory.max",
                            "/sys/fs/cgroup/memory/memory.limit_in_bytes"})
     if (uint64_t v = cgroupLimit(path)) limit = std::min(limit, v);
-  rlimit rl{};
-  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    limit = std::min(limit, uint64_t(rl.rlim_cur));
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit rl{};
+    if (getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+      limit = std::min(limit, uint64_t(rl.rlim_cur));
+  }
   return std::max<uint64_t>(limit, 1);
 }
 
-uint64_t mappedBytes() {
+namespace {
+
+// A "Vm...:" figure of /proc/self/status in bytes; 0 when unreadable.
+uint64_t statusBytes(const std::string &key) {
   std::ifstream status("/proc/self/status");
-  uint64_t mappedKiB = 0;
   for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmSize:", 0) == 0) mappedKiB = std::strtoull(line.c_str() + 7, nullptr, 10);
-  return mappedKiB * 1024;
+    if (line.rfind(key, 0) == 0) return std::strtoull(line.c_str() + key.size(), nullptr, 10) * 1024;
+  return 0;
 }
+
+} // namespace
+
+uint64_t mappedBytes() { return statusBytes("VmSize:"); }
+
+uint64_t dataBytes() { return statusBytes("VmData:"); }
 
 uint64_t addressSpaceLeft() {
   rlimit rl{};

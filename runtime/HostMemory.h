@@ -16,12 +16,16 @@ namespace dtnn::runtime {
 void *allocateHostZeroed(size_t bytes);
 
 // The memory this process may use: the least of physical memory, the
-// control group's limit and the address-space limit (ulimit -v). Never 0.
+// control group's limit, the address-space limit (ulimit -v) and the data
+// limit (ulimit -d). Never 0.
 uint64_t hostMemoryBytes();
 
 // The address space this process maps now (VmSize): code, data, stacks,
 // and reservations that hold no memory yet.
 uint64_t mappedBytes();
+// The part of it that the data limit (ulimit -d) counts (VmData): private
+// writable mappings, such as the heap, thread stacks and generated code.
+uint64_t dataBytes();
 
 // The address space left under this process's limit (ulimit -v): the limit
 // less what is mapped now (mappedBytes); UINT64_MAX when there is no limit.

@@ -86,25 +86,41 @@ std::string SpaceNeed::str() const {
   return text;
 }
 
-Error checkAddressSpace(const SpaceNeed &need, uint64_t left, uint64_t limit,
+MappingLimit mappingLimit() {
+  MappingLimit tightest;
+  struct Kind {
+    int resource;
+    const char *name;
+    uint64_t (*used)();
+  };
+  for (Kind k : {Kind{RLIMIT_AS, "the address-space limit (ulimit -v)", mappedBytes},
+                 Kind{RLIMIT_DATA, "the data limit (ulimit -d)", dataBytes}}) {
+    rlimit rl{};
+    if (getrlimit(k.resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) continue;
+    uint64_t used = k.used(), limit = rl.rlim_cur;
+    uint64_t left = used < limit ? limit - used : 0;
+    if (tightest.limit == UINT64_MAX || left < tightest.left) tightest = {k.name, limit, left};
+  }
+  return tightest;
+}
+
+Error checkAddressSpace(const SpaceNeed &need, const MappingLimit &limit,
                         const std::string &advice, uint64_t margin) {
-  if (limit == UINT64_MAX) return Error::success();
-  uint64_t total = need.total() + margin;
+  if (limit.limit == UINT64_MAX) return Error::success();
+  uint64_t total = need.total() + margin, left = limit.left;
   if (total <= left) return Error::success();
   std::string parts = need.str();
   return Error::make(need.who + " needs " + formatBytes(total) + " of address space (" + parts +
                      (parts.empty() ? "" : ", and ") + formatBytes(margin) +
-                     " kept free for the libraries), but the address-space limit (ulimit -v) of " +
-                     formatBytes(limit) + " leaves " + formatBytes(left) + " beside the " +
-                     formatBytes(limit > left ? limit - left : 0) + " the process maps already" +
+                     " kept free for the libraries), but " + limit.name + " of " +
+                     formatBytes(limit.limit) + " leaves " + formatBytes(left) + " beside the " +
+                     formatBytes(limit.limit > left ? limit.limit - left : 0) + " in use" +
                      (need.note.empty() ? "" : " (" + need.note + ")") + "; raise the limit" +
                      (advice.empty() ? "" : ", " + advice));
 }
 
 Error checkAddressSpace(const SpaceNeed &need, const std::string &advice, uint64_t margin) {
-  uint64_t limit = addressSpaceLimit();
-  if (limit == UINT64_MAX) return Error::success();
-  return checkAddressSpace(need, addressSpaceLeft(), limit, advice, margin);
+  return checkAddressSpace(need, mappingLimit(), advice, margin);
 }
 
 uint64_t threadsLeft() {

@@ -1,8 +1,9 @@
 // The resource limits a run checks before it meets them, so that it ends
 // with a message naming the limit instead of dying inside a library.
 //
-// The address space (ulimit -v): what runs out first is not always an
-// allocation that reports it. libgomp exits the process when it cannot start
+// The address space (ulimit -v, and ulimit -d, which counts the private
+// writable part of it): what runs out first is not always an allocation that
+// reports it. libgomp exits the process when it cannot start
 // a thread, and oneDNN's code generator writes through the null pointer of a
 // code buffer it could not map (SIGSEGV). So each part that would meet those
 // (the thread pool, the binding of a plan's kernels) is estimated and checked
@@ -39,6 +40,18 @@ void keepMallocInOneArena();
 // The address-space limit (ulimit -v), or UINT64_MAX when there is none.
 uint64_t addressSpaceLimit();
 
+// A limit on what the process maps, and the room it leaves now.
+struct MappingLimit {
+  std::string name;            // "the address-space limit (ulimit -v)"
+  uint64_t limit = UINT64_MAX; // UINT64_MAX: none
+  uint64_t left = UINT64_MAX;
+};
+// The tighter of the address-space limit (ulimit -v, which counts every
+// mapping) and the data limit (ulimit -d, which counts private writable
+// ones: the heap, thread stacks, generated code; dataBytes); the one that
+// leaves less. Its limit is UINT64_MAX when neither is set.
+MappingLimit mappingLimit();
+
 // The stack a thread started now gets: pthread's default, which the stack
 // limit (ulimit -s) sets.
 uint64_t threadStackBytes();
@@ -60,7 +73,7 @@ struct SpacePart {
 struct SpaceNeed {
   std::string who;
   std::vector<SpacePart> parts;
-  // What the process maps already that the reader may not expect, said
+  // What is in use already that the reader may not expect, said
   // after what the limit leaves: "52.4 MiB of it for the data set".
   std::string note;
 
@@ -71,13 +84,12 @@ struct SpaceNeed {
   std::string str() const;
 };
 
-// Fails when `need` and `margin` take more than `left` bytes, the room that
-// the address-space limit `limit` leaves (UINT64_MAX: no limit, never
-// fails). `advice` follows "raise the limit" in the message, e.g. "or use a
-// smaller batch".
-Error checkAddressSpace(const SpaceNeed &need, uint64_t left, uint64_t limit,
+// Fails when `need` and `margin` take more than the room `limit` leaves
+// (never without a limit). `advice` follows "raise the limit" in the
+// message, e.g. "or use a smaller batch".
+Error checkAddressSpace(const SpaceNeed &need, const MappingLimit &limit,
                         const std::string &advice, uint64_t margin = kAddressSpaceMargin);
-// The same against what the process's limit leaves now.
+// The same against what the process's limits leave now (mappingLimit).
 Error checkAddressSpace(const SpaceNeed &need, const std::string &advice,
                         uint64_t margin = kAddressSpaceMargin);
 

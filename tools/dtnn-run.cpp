@@ -416,10 +416,10 @@ int main(int argc, char **argv) {
   } catch (...) {
     std::cout << std::flush;
     std::string message = cli::exceptionMessage(std::current_exception());
-    // An allocation that no check foresaw: say what the address-space limit leaves, if any.
-    if (uint64_t limit = runtime::addressSpaceLimit(); message == "out of memory" && limit != UINT64_MAX)
-      message += ": the address-space limit (ulimit -v) of " + runtime::formatBytes(limit) +
-                 " leaves " + runtime::formatBytes(runtime::addressSpaceLeft()) + "; raise the limit";
+    // An allocation that no check foresaw: say what the limit of ulimit -v or -d leaves, if any.
+    if (runtime::MappingLimit l = runtime::mappingLimit(); message == "out of memory" && l.limit != UINT64_MAX)
+      message += ": " + l.name + " of " + runtime::formatBytes(l.limit) + " leaves " +
+                 runtime::formatBytes(l.left) + "; raise the limit";
     std::cerr << ("dtnn-run: " +
                   (comm && comm->size() > 1 ? "rank " + std::to_string(comm->rank()) + ": " : "") +
                   "error: " + message + "\n");

@@ -70,20 +70,24 @@ TEST(ResourceLimitsTest, ANeedAddsItsPartsAndLeavesOutEmptyOnes) {
 TEST(ResourceLimitsTest, ARefusalNamesWhatNeedsHowMuchAndWhatIsLeft) {
   SpaceNeed need{"the eval step of M at batch 8", {}};
   need.add("its kernels' generated code", 6 * kMiB);
-  EXPECT_FALSE(checkAddressSpace(need, 100 * kMiB, 200 * kMiB, "or use a smaller batch"));
-  EXPECT_FALSE(checkAddressSpace(need, 0, UINT64_MAX, "")) << "no limit: never refused";
+  MappingLimit limit{"the address-space limit (ulimit -v)", 200 * kMiB, 100 * kMiB};
+  EXPECT_FALSE(checkAddressSpace(need, limit, "or use a smaller batch"));
+  EXPECT_FALSE(checkAddressSpace(need, MappingLimit{"none", UINT64_MAX, 0}, ""))
+      << "no limit: never refused";
+  limit.left = 20 * kMiB;
   need.note = "52.0 MiB of it for the data set";
-  Error e = checkAddressSpace(need, 20 * kMiB, 200 * kMiB, "or use a smaller batch");
+  Error e = checkAddressSpace(need, limit, "or use a smaller batch");
   ASSERT_TRUE(e);
   EXPECT_EQ(e.message(),
             "the eval step of M at batch 8 needs 30.0 MiB of address space (6.0 MiB for its "
             "kernels' generated code, and 24.0 MiB kept free for the libraries), but the "
-            "address-space limit (ulimit -v) of 200.0 MiB leaves 20.0 MiB beside the 180.0 MiB "
-            "the process maps already (52.0 MiB of it for the data set); raise the limit, or use "
-            "a smaller batch");
+            "address-space limit (ulimit -v) of 200.0 MiB leaves 20.0 MiB beside the 180.0 MiB in "
+            "use (52.0 MiB of it for the data set); raise the limit, or use a smaller batch");
   // Exactly the need and the margin fit.
-  EXPECT_FALSE(checkAddressSpace(need, 30 * kMiB, 200 * kMiB, ""));
-  EXPECT_TRUE(checkAddressSpace(need, 30 * kMiB - 1, 200 * kMiB, ""));
+  limit.left = 30 * kMiB;
+  EXPECT_FALSE(checkAddressSpace(need, limit, ""));
+  limit.left = 30 * kMiB - 1;
+  EXPECT_TRUE(checkAddressSpace(need, limit, ""));
 }
 
 TEST(ResourceLimitsTest, APlanCountsGeneratedCodeOnOnednnOnly) {

@@ -2,9 +2,9 @@
 
 usage: resource_limits.py [options] -- COMMAND...
 
-  --limit RES=VALUES  the limits to sweep, one run each: RES is as (ulimit -v), nofile
-                      (ulimit -n) or nproc (ulimit -u); VALUES is a comma-separated list of
-                      values and ranges FIRST:LAST:STEP, with an optional K, M or G suffix
+  --limit RES=VALUES  the limits to sweep, one run each: RES is as (ulimit -v), data
+                      (ulimit -d), nofile (ulimit -n) or nproc (ulimit -u); VALUES is a list of
+                      values and ranges FIRST:LAST:STEP, comma-separated, with a K, M or G suffix
                       (as=64M:1G:64M,1500M). Repeated, the sweeps run one after another.
   --ranks N           run the command under mpirun with N ranks, the limit on each rank
   --user NAME         run the command as user NAME when run as root, whose limit of processes
@@ -30,9 +30,9 @@ import subprocess
 import sys
 import tempfile
 
-RESOURCES = {"as": resource.RLIMIT_AS, "nofile": resource.RLIMIT_NOFILE,
-             "nproc": resource.RLIMIT_NPROC}
-PRLIMIT_FLAGS = {"as": "--as", "nofile": "--nofile", "nproc": "--nproc"}
+RESOURCES = {"as": resource.RLIMIT_AS, "data": resource.RLIMIT_DATA,
+             "nofile": resource.RLIMIT_NOFILE, "nproc": resource.RLIMIT_NPROC}
+PRLIMIT_FLAGS = {"as": "--as", "data": "--data", "nofile": "--nofile", "nproc": "--nproc"}
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 CRASH = re.compile(r"Segmentation fault|Aborted|core dumped|libgomp:|terminate called|"
                    r"exited on signal|signal \d+ \(")
@@ -57,9 +57,9 @@ def parse_values(text):
 
 
 def show(res, value):
-    if res != "as":
+    if res not in ("as", "data") or value % (1 << 20):
         return "%s=%d" % (res, value)
-    return "as=%dM" % (value >> 20) if value % (1 << 20) == 0 else "as=%d" % value
+    return "%s=%dM" % (res, value >> 20)
 
 
 def tool_message(text):
