@@ -44,37 +44,35 @@ uint64_t hostMemoryBytes() {
   for (const char *path : {"/sys/fs/cgroup/memory.max",
                            "/sys/fs/cgroup/memory/memory.limit_in_bytes"})
     if (uint64_t v = cgroupLimit(path)) limit = std::min(limit, v);
-  rlimit rl{};
-  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    limit = std::min(limit, uint64_t(rl.rlim_cur));
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit rl{};
+    if (getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+      limit = std::min(limit, uint64_t(rl.rlim_cur));
+  }
   return std::max<uint64_t>(limit, 1);
 }
+
+namespace {
+
+// A "Vm...:" figure of /proc/self/status in bytes; 0 when unreadable.
+uint64_t statusBytes(const std::string &key) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(key, 0) == 0) return std::strtoull(line.c_str() + key.size(), nullptr, 10) * 1024;
+  return 0;
+}
+
+} // namespace
+
+uint64_t mappedBytes() { return statusBytes("VmSize:"); }
+
+uint64_t dataBytes() { return statusBytes("VmData:"); }
 
 uint64_t addressSpaceLeft() {
   rlimit rl{};
   if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
-  std::ifstream status("/proc/self/status");
-  uint64_t mappedKiB = 0;
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmSize:", 0) == 0) mappedKiB = std::strtoull(line.c_str() + 7, nullptr, 10);
-  uint64_t mapped = mappedKiB * 1024;
+  uint64_t mapped = mappedBytes();
   return mapped < rl.rlim_cur ? rl.rlim_cur - mapped : 0;
-}
-
-Error checkThreadHeadroom(int threads) {
-  uint64_t left = addressSpaceLeft();
-  if (left == UINT64_MAX) return Error::success();
-  rlimit stack{};
-  uint64_t stackBytes = getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY
-                            ? stack.rlim_cur : uint64_t(8) << 20;
-  constexpr uint64_t kKernelCode = uint64_t(64) << 20;
-  uint64_t need = uint64_t(threads + 1) * stackBytes + kKernelCode;
-  if (left >= need) return Error::success();
-  return Error::make("the address-space limit (ulimit -v) leaves " + formatBytes(left) +
-                     ", less than the " + formatBytes(need) + " that " + std::to_string(threads) +
-                     (threads == 1 ? " thread" : " threads") +
-                     ", the data loader and JIT-compiled kernels need before any tensor; "
-                     "raise the limit" + (threads > 1 ? " or use fewer --threads" : ""));
 }
 
 std::string formatBytes(uint64_t bytes) {

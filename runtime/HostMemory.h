@@ -16,19 +16,20 @@ namespace dtnn::runtime {
 void *allocateHostZeroed(size_t bytes);
 
 // The memory this process may use: the least of physical memory, the
-// control group's limit and the address-space limit (ulimit -v). Never 0.
+// control group's limit, the address-space limit (ulimit -v) and the data
+// limit (ulimit -d). Never 0.
 uint64_t hostMemoryBytes();
 
-// The address space left under this process's limit (ulimit -v): the limit
-// less what is mapped now (VmSize); UINT64_MAX when there is no limit.
-uint64_t addressSpaceLeft();
+// The address space this process maps now (VmSize): code, data, stacks,
+// and reservations that hold no memory yet.
+uint64_t mappedBytes();
+// The part of it that the data limit (ulimit -d) counts (VmData): private
+// writable mappings, such as the heap, thread stacks and generated code.
+uint64_t dataBytes();
 
-// Fails, before a run starts, when the address-space limit leaves too little
-// for `threads` threads besides the run's tensors: a stack per thread (and for
-// the data loader), and room for oneDNN's JIT-compiled kernels. A thread pool
-// or a kernel that cannot get these fails deep inside a library instead
-// (libgomp exits, oneDNN's code generator crashes).
-Error checkThreadHeadroom(int threads);
+// The address space left under this process's limit (ulimit -v): the limit
+// less what is mapped now (mappedBytes); UINT64_MAX when there is no limit.
+uint64_t addressSpaceLeft();
 
 // "512 B", "1.5 KiB", "97.6 MiB", "12.0 GiB".
 std::string formatBytes(uint64_t bytes);

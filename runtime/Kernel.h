@@ -96,6 +96,11 @@ public:
   // assignment honours it where every operand is a distinct arena value.
   virtual bool wantsContiguousOperands() const { return false; }
 
+  // The address space bind() is expected to map for generated code, so that
+  // a plan whose kernels would not fit under the address-space limit is
+  // refused before any is bound (see ResourceLimits.h).
+  virtual uint64_t codeBytes() const { return 0; }
+
   // Prepares to run (primitives, code); called once per plan after buffer
   // assignment.
   virtual Error bind() { return Error::success(); }

@@ -33,10 +33,48 @@ uint64_t ModuleRunner::heldBytes() const {
   return params_->bytes() + arena_->bytes() + inputBytes_;
 }
 
+std::string stepName(const ir::Graph &g) {
+  const std::string &name = g.name();
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return "the forward pass of " + name;
+  std::string kind = name.substr(dot + 1), model = name.substr(0, dot);
+  if (kind == "train" || kind == "eval" || kind == "update") return "the " + kind + " step of " + model;
+  if (kind == "grads") return "the gradient step of " + model;
+  return "graph @" + name;
+}
+
+SpaceNeed ModuleRunner::addressSpaceNeed(const Plan &plan, int64_t batch) const {
+  SpaceNeed need{stepName(*plan.graph) + " at batch " + std::to_string(batch), {}};
+  auto scaled = [&](uint64_t bytes) {
+    return batch == plan.batch ? bytes : uint64_t(double(bytes) * double(batch) / double(plan.batch));
+  };
+  uint64_t code = 0, inputs = 0, moved = 0;
+  for (const PlanStep &s : plan.steps) code += s.kernel->codeBytes();
+  for (int id : plan.inputs) inputs += 2 * plan.values[id].desc.bytes;
+  if (plan.stage != PlanStage::Bind)
+    for (const auto &[name, desc] : ctx_.params)
+      if (!(params_->desc(name) == desc)) moved += desc.bytes;
+  uint64_t arena = scaled(plan.arenaBytes);
+  need.add("its kernels' generated code", code);
+  need.add("its values", (arena > arena_->bytes() ? arena - arena_->bytes() : 0) + plan.cachedBytes);
+  need.add("its inputs", scaled(inputs));
+  need.add("parameters moved to its kernels' layouts", moved);
+  need.note = spaceNote_;
+  return need;
+}
+
+SpaceNeed ModuleRunner::addressSpaceNeed(const ir::Graph &g, int64_t batch) const {
+  const Plan *built = nullptr;
+  for (const auto &[key, entry] : entries_)
+    if (key.first == &g && (!built || key.second > built->batch)) built = entry.plan.get();
+  if (!built) return {stepName(g) + " at batch " + std::to_string(batch), {}};
+  return addressSpaceNeed(*built, batch);
+}
+
 Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
   auto it = entries_.find({&g, batch});
   if (it != entries_.end()) return it->second.exec.get();
-  auto plan = buildPlan(g, batch, ctx_);
+  auto plan = buildPlan(g, batch, ctx_, PlanStage::Buffers);
   if (!plan) return plan.takeError();
   uint64_t inputs = 0, params = 0;
   for (int id : plan->inputs) inputs += 2 * plan->values[id].desc.bytes;
@@ -49,6 +87,10 @@ Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
                               " and the parameters need",
                           memoryOwner(primary)))
     return Error::make(e.message() + "; use a smaller batch");
+  // Binding generates the kernels' code, which oneDNN cannot survive running out of room for.
+  if (Error e = checkAddressSpace(addressSpaceNeed(*plan, batch), "or use a smaller batch"))
+    return e;
+  if (Error e = bindKernels(*plan)) return e;
   for (const auto &[name, desc] : ctx_.params)
     if (Error e = params_->setLayout(name, desc)) return e;
   Entry &e = entries_[{&g, batch}];

@@ -5,13 +5,19 @@
 // fixes its layout, and the parameter store moves it there.
 #pragma once
 
+#include "runtime/ResourceLimits.h"
 #include "runtime/Executor.h"
 
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace dtnn::runtime {
+
+// How messages name the step a graph computes: "the eval step of LeNet",
+// "the forward pass of LeNet".
+std::string stepName(const ir::Graph &g);
 
 class ModuleRunner {
 public:
@@ -32,8 +38,23 @@ public:
 
   // The executor of `g` at `batch`. Before anything is allocated for a new
   // plan, checks that the parameters, the arena and the input buffers fit
-  // the primary backend's memory.
+  // the primary backend's memory, and that what the plan adds fits what the
+  // address-space limit leaves (addressSpaceNeed), before its kernels are
+  // bound.
   Expected<Executor *> executor(const ir::Graph &g, int64_t batch);
+  // The address space that binding `plan` (built up to its buffers) and
+  // making its executor add to what the runner holds: its kernels' generated
+  // code, the arena's growth and the plan's cache, its input buffers, and
+  // parameters moved to new layouts. With another `batch` than the plan's,
+  // what a plan of the same graph at `batch` would add: the same kernels,
+  // values and inputs in proportion.
+  SpaceNeed addressSpaceNeed(const Plan &plan, int64_t batch) const;
+  // The same for a plan of `g` at `batch` not built yet, from the largest plan
+  // of `g` built so far (no part when there is none).
+  SpaceNeed addressSpaceNeed(const ir::Graph &g, int64_t batch) const;
+  // What the process holds besides the runner, which a refusal for lack of
+  // address space names (SpaceNeed::note): "52.4 MiB of it for the data set".
+  void setSpaceNote(std::string note) { spaceNote_ = std::move(note); }
   // The plan of `g` at `batch` as built so far (null before executor()).
   const Plan *plan(const ir::Graph &g, int64_t batch) const;
   // The bytes held now: parameters, arena and input buffers.
@@ -54,6 +75,7 @@ private:
   std::unique_ptr<Arena> arena_;
   PlanContext ctx_;
   uint64_t inputBytes_ = 0;
+  std::string spaceNote_;
   Error setUpError_;
   std::map<std::pair<const ir::Graph *, int64_t>, Entry> entries_;
 };

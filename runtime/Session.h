@@ -176,8 +176,10 @@ private:
     bar_.clear();
     out_ << std::flush;
     if (!quietError_ || leader())
-      err_ << "dtnn-run: " << (ranks() > 1 ? "rank " + std::to_string(rank()) + ": " : "")
-           << "error: " << message << "\n" << std::flush;
+      // One write, so that the lines of ranks sharing mpirun's output do not interleave.
+      err_ << ("dtnn-run: " + (ranks() > 1 ? "rank " + std::to_string(rank()) + ": " : "") +
+               "error: " + message + "\n")
+           << std::flush;
     if (quietError_) {
       // Every rank found it: rank 0 has said it before any rank ends the job.
       float token = 0;
@@ -199,6 +201,16 @@ private:
   Error checkAgreement(const std::vector<AgreedItem> &items);
   // Checks the micro-batches of a deterministic run and makes its stepper.
   Error setUpDeterministic();
+  // Fails, at the end of set-up, when the address-space limit leaves too
+  // little for what the run builds later: the plans of the other batch sizes
+  // (an epoch's last, partial batch; validation) and the data loaders.
+  Error checkRoomForTheRest();
+  // Threads a run starts after set-up: the data loaders of training and of
+  // an evaluation, and the runner's communication queue.
+  static constexpr int kLaterThreads = 3;
+  // What the run holds that a message about the address-space limit should
+  // name: "52.4 MiB of it for the data set"; "" before the data is loaded.
+  std::string heldNote() const;
 
   const ir::Module &m_;
   const ir::RunSettings &s_;

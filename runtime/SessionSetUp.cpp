@@ -5,6 +5,7 @@
 #include "ir/Printer.h"
 #include "ir/RunSettings.h"
 #include "runtime/HostMemory.h"
+#include "runtime/ResourceLimits.h"
 #include "runtime/Threads.h"
 
 #include <algorithm>
@@ -246,7 +247,10 @@ Error Session::setUp() {
     early_ = *es;
   }
   if (Error e = checkSaveFolder()) return e;
-  if (Error e = checkThreadHeadroom(threadCount())) return e;
+  // The pool's threads start now, while the room checked for them is there:
+  // libgomp would exit the process at the first kernel if it could not.
+  if (Error e = checkThreadRoom(threadCount(), kLaterThreads)) return e;
+  startThreadPool();
   if (Error e = checkFits(ParamStore::bytesNeeded(m_), backend_.memoryBytes(),
                           "the parameters and optimizer state of model '" + fwd_->name() + "' need",
                           memoryOwner(backend_)))
@@ -256,8 +260,14 @@ Error Session::setUp() {
   // Before anything a rank does differently with other options (a channel
   // made, a step planned) could leave another waiting.
   if (Error e = checkAgreement(agreedItems())) return e;
+  SpaceNeed runner{"setting up model '" + fwd_->name() + "'", {}};
+  runner.add("its parameters and optimizer state", ParamStore::bytesNeeded(m_));
+  runner.add("the thread of its communication queue", threadStackBytes());
+  runner.note = heldNote();
+  if (Error e = checkAddressSpace(runner, "")) return e;
   runner_ = std::make_unique<ModuleRunner>(m_, backends_, &kernelComm_);
   if (runner_->setUpError()) return runner_->setUpError();
+  runner_->setSpaceNote(heldNote());
   if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
   if (!o_.resumePath.empty())
     if (Error e = resume()) return e;
@@ -289,8 +299,9 @@ Error Session::setUp() {
   // This rank's part of the first global batch.
   int64_t global = std::min<int64_t>(s_.batch, static_cast<int64_t>(trainIdx_.size()));
   int64_t first = std::max<int64_t>(1, global * (rank() + 1) / ranks() - global * rank() / ranks());
-  if (o_.deterministic) return setUpDeterministic();
-  if (!o_.evalOnly && global > 0) {
+  if (o_.deterministic) {
+    if (Error e = setUpDeterministic()) return e;
+  } else if (!o_.evalOnly && global > 0) {
     auto exec = runner_->executor(*train_, first);
     if (!exec) return exec.takeError();
     if (o_.profile) {
@@ -298,7 +309,52 @@ Error Session::setUp() {
       profile_ = std::make_unique<StepProfile>((*exec)->plan());
     }
   }
-  return Error::success();
+  // The eval step too, which a run used to plan only at its first evaluation:
+  // a run that does not fit is refused now, not after an epoch of training.
+  std::vector<int64_t> evalSizes = batchSizes(data_.test.count, loaderOptions(false));
+  if (!evalSizes.empty())
+    if (auto exec = runner_->executor(*eval_, evalSizes[0]); !exec) return exec.takeError();
+  return checkRoomForTheRest();
+}
+
+Error Session::checkRoomForTheRest() {
+  SpaceNeed need{"the rest of the run", {}};
+  // The plans of the other batch sizes, built when their batches come.
+  std::vector<std::pair<const ir::Graph *, int64_t>> later;
+  auto addSizes = [&](const ir::Graph *g, std::vector<int64_t> sizes, bool first) {
+    for (size_t i = first ? 0 : 1; i < sizes.size(); ++i)
+      if (!runner_->plan(*g, sizes[i])) later.push_back({g, sizes[i]});
+  };
+  if (!o_.evalOnly && !det_) {
+    std::vector<int64_t> sizes = batchSizes(static_cast<int64_t>(trainIdx_.size()), loaderOptions(true));
+    // The last, partial batch comes only to a run that reaches the end of an epoch.
+    int64_t steps = static_cast<int64_t>(trainIdx_.size()) / s_.batch;
+    if (o_.maxSteps < 0 || progress_.stepInEpoch + o_.maxSteps > steps) addSizes(train_, sizes, false);
+  }
+  addSizes(eval_, batchSizes(data_.test.count, loaderOptions(false)), false);
+  if (!valIdx_.empty())
+    addSizes(eval_, batchSizes(static_cast<int64_t>(valIdx_.size()), loaderOptions(false)), true);
+  for (const auto &[g, batch] : later) {
+    SpaceNeed plan = runner_->addressSpaceNeed(*g, batch);
+    need.add(plan.who, plan.total());
+  }
+  // The loaders of training and of an evaluation: a thread each, and the
+  // batches each holds (two prepared, one being made, two staged).
+  int64_t sample = 1;
+  for (int64_t d : data_.train.sampleShape) sample *= d;
+  uint64_t batchBytes = uint64_t(s_.batch) * uint64_t(sample) * sizeof(float);
+  uint64_t loaders = o_.evalOnly ? 1 : 2;
+  need.add(o_.evalOnly ? "the data loader's thread and batches" : "the data loaders' threads and batches",
+           loaders * (threadStackBytes() + 5 * batchBytes));
+  need.note = heldNote();
+  return checkAddressSpace(need, "or use a smaller batch");
+}
+
+std::string Session::heldNote() const {
+  uint64_t data = 0;
+  for (const Dataset *d : {&data_.train, &data_.test})
+    data += d->pixels.size() + d->labels.size() * sizeof(d->labels[0]);
+  return data ? formatBytes(data) + " of it for the data set" : "";
 }
 
 Error Session::resume() {

@@ -179,4 +179,10 @@ std::string passiveWaitReason() {
   return r && policy && std::string(policy) == "passive" ? r : "";
 }
 
+void startThreadPool() {
+#pragma omp parallel
+  {
+  }
+}
+
 } // namespace dtnn::runtime

@@ -36,8 +36,8 @@ int affinityCpuCount();
 
 // When `threads` threads (0: OMP_NUM_THREADS, else the default count, which
 // fits by itself) of this process and of the other ranks sharing its CPUs
-// would outnumber the CPUs other processes leave free, re-executes the process (`argv`) with OMP_WAIT_POLICY=passive: an
-// OpenMP thread that spins at a barrier takes the core from the thread it
+// would outnumber the CPUs other processes leave free, re-executes the
+// process (`argv`) with OMP_WAIT_POLICY=passive: an OpenMP thread that spins at a barrier takes the core from the thread it
 // waits for, which made such runs 4 to 28 times slower than one thread.
 // libgomp reads the policy when it loads, before main, so setting it later
 // would change nothing. Call before MPI and threads start; does nothing when
@@ -48,5 +48,11 @@ void waitPassivelyIfOversubscribed(char **argv, int threads);
 // "" or, in a process that waitPassivelyIfOversubscribed re-executed, why:
 // "4 threads on 2 free CPUs".
 std::string passiveWaitReason();
+
+// Starts the pool's threads now, with an empty parallel region, rather than
+// at the first kernel: libgomp exits the process when it cannot start one,
+// so a run starts them once it has checked that they have room
+// (checkThreadRoom), before anything else takes it.
+void startThreadPool();
 
 } // namespace dtnn::runtime

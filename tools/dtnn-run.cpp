@@ -4,6 +4,8 @@
 #include "frontend/Frontend.h"
 #include "passes/Optimizers.h"
 #include "passes/PassManager.h"
+#include "runtime/HostMemory.h"
+#include "runtime/ResourceLimits.h"
 #include "runtime/FusionTargets.h"
 #include "runtime/Interrupt.h"
 #include "runtime/Threads.h"
@@ -158,7 +160,7 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
   }
   auto t = runtime::timeAllreduces(comm, 16 << 20, 10);
   if (!t) {
-    std::cerr << "dtnn-run: error: " << t.error().message() << "\n";
+    std::cerr << ("dtnn-run: error: " + t.error().message() + "\n");
     return kInputError;
   }
   std::vector<double> bytes, secs;
@@ -173,7 +175,7 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
   }
   auto net = passes::fitNetModel(bytes, secs, comm.size());
   if (!net) {
-    std::cerr << "dtnn-run: error: " << net.error().message() << "\n";
+    std::cerr << ("dtnn-run: error: " + net.error().message() + "\n");
     return kInputError;
   }
   if (comm.rank() != 0) return kOk;
@@ -184,7 +186,7 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
     if (i + 1 < comment.size() && comment[i + 1] != '#') comment.insert(i + 1, "#");
   std::string text = passes::formatNetModel(*net, comment);
   if (Error e = writeOutput(path, text)) {
-    std::cerr << "dtnn-run: error: " << e.message() << "\n";
+    std::cerr << ("dtnn-run: error: " + e.message() + "\n");
     return kInputError;
   }
   std::cout << "allreduce on " << comm.size() << " ranks:\n" << table << "alpha " << net->alpha * 1e6
@@ -283,7 +285,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   if (runtime::launchedByMpi()) {
     auto c = runtime::makeMpiCommunicator(mo);
     if (!c) {
-      std::cerr << "dtnn-run: error: " << c.error().message() << "\n";
+      std::cerr << ("dtnn-run: error: " + c.error().message() + "\n");
       return kInputError;
     }
     comm = std::move(*c);
@@ -337,7 +339,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   // Read now, so that a bad file is reported on one rank as on many.
   if (!dp.netPath.empty())
     if (auto net = passes::readNetModel(dp.netPath); !net) {
-      std::cerr << "dtnn-run: error: " << net.error().message() << "\n";
+      std::cerr << ("dtnn-run: error: " + net.error().message() + "\n");
       return kInputError;
     }
   // Every rank compiles; rank 0 alone reports.
@@ -360,7 +362,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     if (auto spec = passes::readOptimizer(settings->optimizer); !spec) settings = spec.takeError();
   }
   if (!settings) {
-    std::cerr << "dtnn-run: error: " << settings.error().message() << "\n";
+    std::cerr << ("dtnn-run: error: " + settings.error().message() + "\n");
     return kInputError;
   }
   passes::PassManagerOptions po;
@@ -382,7 +384,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     pipeline += "," + d;
   if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
   if (Error e = pm.run(*module)) {
-    std::cerr << "dtnn-run: error: " << e.message() << "\n";
+    std::cerr << ("dtnn-run: error: " + e.message() + "\n");
     return kInputError;
   }
 
@@ -456,6 +458,8 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
 // In a job of several ranks, a rank that fails ends the whole job, so that
 // no other rank waits for it in a collective.
 int main(int argc, char **argv) {
+  // Before any thread starts: under ulimit -v, malloc's extra arenas would take the room.
+  runtime::keepMallocInOneArena();
   runtime::installStopSignals("dtnn-run");
   std::unique_ptr<runtime::Communicator> comm;
   int status = kOk;
@@ -463,8 +467,14 @@ int main(int argc, char **argv) {
     status = run(argc, argv, comm);
   } catch (...) {
     std::cout << std::flush;
-    std::cerr << "dtnn-run: " << (comm && comm->size() > 1 ? "rank " + std::to_string(comm->rank()) + ": " : "")
-              << "error: " << cli::exceptionMessage(std::current_exception()) << "\n";
+    std::string message = cli::exceptionMessage(std::current_exception());
+    // An allocation that no check foresaw: say what the limit of ulimit -v or -d leaves, if any.
+    if (runtime::MappingLimit l = runtime::mappingLimit(); message == "out of memory" && l.limit != UINT64_MAX)
+      message += ": " + l.name + " of " + runtime::formatBytes(l.limit) + " leaves " +
+                 runtime::formatBytes(l.left) + "; raise the limit";
+    std::cerr << ("dtnn-run: " +
+                  (comm && comm->size() > 1 ? "rank " + std::to_string(comm->rank()) + ": " : "") +
+                  "error: " + message + "\n");
     status = kInputError;
   }
   // A run a signal stopped (128 + the signal) stopped on every rank, which agreed to, so the

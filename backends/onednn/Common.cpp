@@ -1,5 +1,7 @@
 #include "backends/onednn/Common.h"
 
+#include "runtime/ResourceLimits.h"
+
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -113,16 +115,58 @@ float *PrimitiveKernel::tempData(const KernelArgs &args, size_t id) const {
   return reinterpret_cast<float *>(static_cast<char *>(args.workspace) + tempOffsets_[id]);
 }
 
+namespace {
+
+constexpr uint64_t kMiB = uint64_t(1) << 20;
+
+// The implementation family of a primitive descriptor: "brgemm_bwd_d" of
+// "brgemm_bwd_d:avx512_core".
+std::string implFamily(const dnnl::primitive_desc_base &pd) {
+  std::string impl = pd.impl_info_str();
+  return impl.substr(0, impl.find(':'));
+}
+
+// Room left free besides mostCodeBytes when a primitive is created: for what
+// oneDNN allocates besides its code, and other threads' allocations meanwhile.
+constexpr uint64_t kPrimitiveSlack = 4 * kMiB;
+
+} // namespace
+
+uint64_t expectedCodeBytes(const dnnl::primitive_desc_base &pd) {
+  std::string family = implFamily(pd);
+  if (family == "brgemm_bwd_d") return 9 * kMiB / 2;
+  if (family == "brgemm_bwd_w") return 5 * kMiB / 2;
+  if (family.starts_with("brgemm") || family.starts_with("gemm")) return 3 * kMiB / 2;
+  return kMiB / 4;
+}
+
+uint64_t mostCodeBytes(const dnnl::primitive_desc_base &pd) {
+  std::string family = implFamily(pd);
+  return family.starts_with("brgemm") || family.starts_with("gemm") ? 8 * kMiB : 2 * kMiB;
+}
+
+uint64_t PrimitiveKernel::codeBytes() const {
+  uint64_t sum = 0;
+  for (const Step &s : steps_) sum += expectedCodeBytes(s.pd);
+  return sum;
+}
+
 Error PrimitiveKernel::bind() {
-  return guard("binding a oneDNN primitive", [&] {
-    for (Step &s : steps_) {
-      s.prim = dnnl::primitive(s.pd.get());
-      for (Binding &b : s.bindings) {
-        b.mem = memory(b.md, engine(), DNNL_MEMORY_NONE);
-        s.args[b.arg] = b.mem;
-      }
-    }
-  });
+  for (Step &s : steps_) {
+    runtime::SpaceNeed need{"oneDNN's code generator", {}};
+    need.add("the code of a primitive '" + std::string(s.pd.impl_info_str()) + "'",
+             mostCodeBytes(s.pd));
+    if (Error e = runtime::checkAddressSpace(need, "", kPrimitiveSlack)) return e;
+    if (Error e = guard("binding a oneDNN primitive", [&] {
+          s.prim = dnnl::primitive(s.pd.get());
+          for (Binding &b : s.bindings) {
+            b.mem = memory(b.md, engine(), DNNL_MEMORY_NONE);
+            s.args[b.arg] = b.mem;
+          }
+        }))
+      return e;
+  }
+  return Error::success();
 }
 
 Error PrimitiveKernel::run(const KernelArgs &args, runtime::ExecContext &) {

@@ -59,6 +59,10 @@ public:
   PrimitiveKernel(const std::vector<ir::TensorType> &in, const std::vector<ir::TensorType> &out)
       : Kernel(in, out) {}
   uint64_t workspaceBytes() const override { return tempBytes_ + scratchpadBytes_; }
+  uint64_t codeBytes() const override;
+  // Creates the primitives; before each, checks that the address-space limit
+  // leaves the most its code generator may map (mostCodeBytes), since oneDNN
+  // crashes rather than report a code buffer it cannot map.
   Error bind() override;
   Error run(const KernelArgs &args, runtime::ExecContext &ctx) override;
 
@@ -104,6 +108,19 @@ private:
   std::vector<memory::desc> tempDescs_;
   uint64_t tempBytes_ = 0, scratchpadBytes_ = 0;
 };
+
+// The address space oneDNN's code generator maps to create the primitive of
+// `pd`: a 256 KiB buffer per generated kernel, none for a primitive that
+// oneDNN's primitive cache holds already. Measured over the model zoo with
+// oneDNN 2.6 on AVX-512: a brgemm primitive (dense layers, some convolutions)
+// maps up to 4.4 MiB (backward data), 2.3 MiB (backward weights) and 3.2 MiB
+// (forward), any other at most 1 MiB and nearly all one buffer or none.
+// expectedCodeBytes is what a plan's estimate counts: about the most measured
+// for brgemm, one buffer for the others, which cache hits balance.
+// mostCodeBytes bounds one primitive, with a margin, for the last check
+// before it is created.
+uint64_t expectedCodeBytes(const dnnl::primitive_desc_base &pd);
+uint64_t mostCodeBytes(const dnnl::primitive_desc_base &pd);
 
 // The attributes every primitive gets: a scratchpad the plan provides.
 dnnl::primitive_attr userScratchpad();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <utility>
 
@@ -194,6 +195,21 @@ void BatchLoader::work(int64_t first) {
     queue_.push_back(std::move(batch));
     changed_.notify_all();
   }
+}
+
+std::vector<int64_t> batchSizes(int64_t samples, const LoaderOptions &opts) {
+  auto local = [&](int64_t global) {
+    int64_t part = global * (opts.rank + 1) / opts.ranks - global * opts.rank / opts.ranks;
+    return std::max<int64_t>(part, 1);
+  };
+  std::vector<int64_t> sizes;
+  if (samples <= 0) return sizes;
+  int64_t rest = samples % opts.batch;
+  if (samples >= opts.batch) sizes.push_back(local(opts.batch));
+  if (rest && !opts.dropLast) sizes.push_back(local(rest));
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
 }
 
 std::pair<std::vector<int64_t>, std::vector<int64_t>> splitValidation(int64_t count,

@@ -99,6 +99,11 @@ private:
   std::exception_ptr failure_;  // What the worker threw (out of memory); next() rethrows it.
 };
 
+// The sizes of this rank's batches in an epoch over `samples` samples under
+// `opts`, largest first, each once: the whole batch, and the last one when it
+// is partial (a rank whose part is empty gets one stand-in sample).
+std::vector<int64_t> batchSizes(int64_t samples, const LoaderOptions &opts);
+
 // Splits samples 0..count-1 into {train, validation}: validation is the first
 // round(fraction * count) entries of a permutation seeded by seed; both are sorted ascending.
 // fraction must be in [0,1).

@@ -603,3 +603,32 @@ TEST(LoaderTest, RanksSplitEveryGlobalBatch) {
 }
 
 } // namespace dtnn
+
+TEST(LoaderTest, BatchSizesAreTheWholeBatchAndAPartialLastOne) {
+  LoaderOptions o;
+  o.batch = 32;
+  EXPECT_EQ(batchSizes(100, o), (std::vector<int64_t>{32, 4}));
+  EXPECT_EQ(batchSizes(96, o), (std::vector<int64_t>{32}));
+  EXPECT_EQ(batchSizes(10, o), (std::vector<int64_t>{10}));
+  EXPECT_TRUE(batchSizes(0, o).empty());
+  o.dropLast = true;
+  EXPECT_EQ(batchSizes(100, o), (std::vector<int64_t>{32}));
+  EXPECT_TRUE(batchSizes(10, o).empty());
+  // Each rank's part; a rank with none gets a stand-in sample.
+  o.dropLast = false;
+  o.ranks = 2;
+  o.rank = 1;
+  EXPECT_EQ(batchSizes(97, o), (std::vector<int64_t>{16, 1}));
+  o.ranks = 3;
+  EXPECT_EQ(batchSizes(33, o), (std::vector<int64_t>{11, 1})) << "the last batch of 1 is rank 2's";
+  // The sizes are those the loader makes.
+  o = LoaderOptions{};
+  o.batch = 4;
+  o.prefetch = false;
+  Dataset data = indexedData(10);
+  BatchLoader loader(data, {}, o);
+  std::vector<int64_t> seen;
+  for (Batch b; loader.next(b);)
+    if (std::find(seen.begin(), seen.end(), b.size) == seen.end()) seen.push_back(b.size);
+  EXPECT_EQ(seen, batchSizes(10, o));
+}
