@@ -264,6 +264,16 @@ def check_open_files():
         report(ok, f"ulimit -n {n}", f"exit {r.returncode}, {r.stderr.strip()[:120]!r}")
 
 
+def check_address_space():
+    """The limits at which LeNet on the real data crashed inside oneDNN's code generator
+    (Inputs/resource_limits.py sweeps the whole range)."""
+    for mb in (160, 200, 400):
+        r = subprocess.run(["prlimit", f"--as={mb << 20}", DTNN_RUN, os.path.join(MODELS, "lenet.dtnn"),
+                            "--steps", "3", "--no-progress"], capture_output=True, text=True)
+        ok = r.returncode == 0 or (r.returncode == 1 and "dtnn-run: error:" in r.stderr)
+        report(ok, f"ulimit -v {mb} MB", f"exit {r.returncode}, {r.stderr.strip()[:120]!r}")
+
+
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
             signal.SIGUSR2, signal.SIGALRM, signal.SIGVTALRM):
     check_signal_in_training(sig)
@@ -275,4 +285,5 @@ check_rank_signal()
 check_write_failures()
 check_small_tmpfs()
 check_open_files()
+check_address_space()
 sys.exit(1 if failures else 0)
