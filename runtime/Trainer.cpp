@@ -199,7 +199,7 @@ RunStatus Session::run() {
   if (const ThreadChoice *c = defaultThreadChoiceIfMade(); c && c->busy > 0 && c->threads == threads)
     out_ << " (" << c->busy << " of " << c->cpus << " CPUs busy with other work; --threads to choose)";
   if (std::string why = passiveWaitReason(); !why.empty())
-    out_ << " (" << why << ": threads wait passively)";
+    out_ << " (" << why << ": threads wait passively; fewer threads would run faster)";
   out_ << "\n";
 
   double lastTestAcc = std::nan("");
