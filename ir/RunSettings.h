@@ -14,12 +14,12 @@
 // A setting that names a choice (an optimizer, a loss, a schedule, a data
 // source) lists its choices here with their arguments and their kinds. The
 // code that implements a choice (passes/Optimizers, runtime/Schedule,
-// runtime/data/Sources) checks the meaning of the values: a gamma above zero,
+// runtime/train/data/Sources) checks the meaning of the values: a gamma above zero,
 // strictly increasing milestones.
 #pragma once
 
 #include "ir/Attributes.h"
-#include "ir/Error.h"
+#include "dtnn/Error.h"
 
 #include <cstdint>
 #include <optional>

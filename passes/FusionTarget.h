@@ -2,7 +2,7 @@
 // op must run where its parts ran: fusing a convolution with its activation
 // is a gain only if the backend that ran the convolution runs the fused op
 // too, instead of leaving it to a slower fallback. The runtime implements
-// this from its kernel registry (runtime/FusionTargets.h); the passes ask it
+// this from its kernel registry (runtime/train/FusionTargets.h); the passes ask it
 // and hard-code no backend.
 #pragma once
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "ir/Builder.h"
-#include "ir/Error.h"
+#include "dtnn/Error.h"
 #include "ir/RunSettings.h"
 
 #include <string>

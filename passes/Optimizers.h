@@ -5,7 +5,7 @@
 #pragma once
 
 #include "ir/Builder.h"
-#include "ir/Error.h"
+#include "dtnn/Error.h"
 #include "ir/IR.h"
 #include "ir/RunSettings.h"
 

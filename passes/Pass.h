@@ -3,7 +3,7 @@
 // anything or why it failed.
 #pragma once
 
-#include "ir/Error.h"
+#include "dtnn/Error.h"
 #include "ir/IR.h"
 
 #include <string>

@@ -4,7 +4,7 @@
 // backend, which has a kernel for every op).
 #pragma once
 
-#include "ir/Error.h"
+#include "dtnn/Error.h"
 #include "runtime/Backend.h"
 
 #include <functional>

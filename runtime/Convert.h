@@ -3,7 +3,7 @@
 // canonical plain layout.
 #pragma once
 
-#include "ir/Error.h"
+#include "dtnn/Error.h"
 #include "runtime/BackendRegistry.h"
 
 namespace dtnn::runtime {

@@ -4,7 +4,7 @@
 // backend touches no central list; plan building looks kernels up here.
 #pragma once
 
-#include "ir/Error.h"
+#include "dtnn/Error.h"
 #include "runtime/Kernel.h"
 
 #include <functional>

@@ -4,7 +4,7 @@
 // same numbers on every platform and standard library.
 #pragma once
 
-#include "ir/Error.h"
+#include "dtnn/Error.h"
 
 #include <array>
 #include <cstdint>

@@ -1,7 +1,7 @@
 """dtnn's safetensors reader, in Python, for tools that read checkpoints (torchvision_weights.py).
 
-It accepts exactly the files that the runtime's reader accepts (runtime/Checkpoint.cpp for the
-file, runtime/SafetensorsHeader.cpp for the JSON header) and refuses the others with the same
+It accepts exactly the files that the runtime's reader accepts (runtime/train/Checkpoint.cpp for the
+file, runtime/train/SafetensorsHeader.cpp for the JSON header) and refuses the others with the same
 messages, so that a file a tool reads is one `dtnn-run --init-from` would read, and the other way
 round. The rules, in the order they are checked:
 

@@ -217,7 +217,7 @@ def dtnn_tensors(model, dtnnc):
 
 def read_checkpoint(path, declared):
     """The tensors of the checkpoint path by dtnn name, validated as `dtnn-run --init-from`
-    validates them (runtime/TrainState.cpp's loadWeights): every declared tensor present with
+    validates them (runtime/train/TrainState.cpp's loadWeights): every declared tensor present with
     the model's type, nothing else but optimizer state named after one."""
     try:
         _, tensors = dtnn_safetensors.read(path)

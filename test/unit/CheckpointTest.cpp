@@ -1,7 +1,7 @@
 // Tests of safetensors checkpoints: round trips of every dtype, byte-for-byte determinism,
 // readability by Python, an error naming the file for every kind of corrupt input, and failed or
 // repeated saves that never leave partial or temporary files.
-#include "runtime/Checkpoint.h"
+#include "runtime/train/Checkpoint.h"
 #include "TempDir.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // Tests of the dataset readers: good reads of small IDX and CIFAR-10 files, plain and gzipped,
 // every error path, and the real Fashion-MNIST test set when it is installed.
 #include "runtime/HostMemory.h"
-#include "runtime/data/Cifar.h"
-#include "runtime/data/Idx.h"
+#include "runtime/train/data/Cifar.h"
+#include "runtime/train/data/Idx.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

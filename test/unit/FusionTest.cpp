@@ -6,7 +6,7 @@
 #include "ir/TextParser.h"
 #include "passes/FusionTarget.h"
 #include "passes/PassManager.h"
-#include "runtime/FusionTargets.h"
+#include "runtime/train/FusionTargets.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Tests of the training data pipeline: batch order and content, prefetching, resuming,
 // validation splits, synthetic data and the named data sources with their error messages.
-#include "runtime/data/Loader.h"
-#include "runtime/data/Sources.h"
-#include "runtime/data/Synthetic.h"
+#include "runtime/train/data/Loader.h"
+#include "runtime/train/data/Sources.h"
+#include "runtime/train/data/Synthetic.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

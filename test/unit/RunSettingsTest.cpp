@@ -4,8 +4,8 @@
 // implementation builds (schedules, data sources, losses, optimizers).
 #include "ir/OpTable.h"
 #include "ir/RunSettings.h"
-#include "runtime/Schedule.h"
-#include "runtime/data/Sources.h"
+#include "runtime/train/Schedule.h"
+#include "runtime/train/data/Sources.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Tests of the learning-rate schedules and early stopping: each schedule
 // against hand-computed values, warm-up ramps and hand-off, the plateau
 // schedule's reductions and checkpoint state, and every error message.
-#include "runtime/Schedule.h"
+#include "runtime/train/Schedule.h"
 
 #include <gtest/gtest.h>
 

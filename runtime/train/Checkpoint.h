@@ -1,0 +1,41 @@
+// Checkpoints: named host tensors plus string metadata, stored in the safetensors format
+// (https://github.com/huggingface/safetensors), so that other tools can read them. A file is an
+// 8-byte little-endian header length N, N bytes of JSON describing each tensor (dtype, shape,
+// byte range), then the tensor bytes back to back.
+#pragma once
+
+#include "dtnn/Error.h"
+#include "runtime/Tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace dtnn::runtime {
+
+// The content of one checkpoint file.
+struct Checkpoint {
+  // Tensors by name; every dtype of ir::DType can be stored, shapes must be static.
+  std::map<std::string, Tensor> tensors;
+  // Free-form strings, stored as the header's "__metadata__" object.
+  std::map<std::string, std::string> metadata;
+};
+
+// The largest JSON header loadCheckpoint accepts, in bytes.
+constexpr uint64_t kMaxCheckpointHeaderBytes = 100'000'000;
+
+// "" or what shows that `ckpt` holds numbers that are not finite: "'w' holds 3 of 150 values
+// that are not finite (NaN or infinite)", for its first such floating-point tensor.
+std::string nonFiniteTensor(const Checkpoint &ckpt);
+
+// Writes ckpt to path atomically (see writeOutput in ir/Output.h). The output depends only on ckpt:
+// header keys are sorted, the data starts 8-byte aligned and holds the tensors grouped by
+// element size, largest first, then by name, so every tensor is aligned to its element size.
+// Errors start with "<path>: ".
+Error saveCheckpoint(const std::string &path, const Checkpoint &ckpt);
+
+// Reads and validates a safetensors file. Malformed or hostile input gives an error
+// "<path>: <problem>"; memory use is bounded by the file size.
+Expected<Checkpoint> loadCheckpoint(const std::string &path);
+
+} // namespace dtnn::runtime

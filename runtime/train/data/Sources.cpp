@@ -1,0 +1,259 @@
+// Data sources. Each source is one row of a table: its name, its arguments, how to load it, the
+// usual normalization and where its files come from. Loading checks the arguments first, then
+// the directory, then each file, so the first error is the most useful one.
+#include "runtime/train/data/Sources.h"
+
+#include "ir/Diagnostics.h"
+#include "ir/Files.h"
+#include "runtime/train/data/Cifar.h"
+#include "runtime/train/data/Idx.h"
+#include "runtime/train/data/Synthetic.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace dtnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Source;
+using LoadFn = Expected<DataSplits> (*)(const Source &src, const DataSpec &spec,
+                                        const std::string &dir, uint64_t seed);
+
+// One known data source; its arguments are declared by the run-settings schema.
+struct Source {
+  const char *name;
+  LoadFn load;
+  Normalization norm;             // Usual normalization of the source.
+  const char *defaultDir;         // Directory of the files, or "" if the source has none.
+  const char *hint;               // How to provide missing files.
+};
+
+// Returns "a x b x c" for a shape.
+std::string shapeStr(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += 'x';
+    s += std::to_string(shape[i]);
+  }
+  return s;
+}
+
+// Describes the sizes of splits; the caller adds where they came from.
+std::string describe(const Source &src, const DataSplits &s) {
+  return std::string(src.name) + ": " + std::to_string(s.train.count) + " train, " +
+         std::to_string(s.test.count) + " test samples of " + shapeStr(s.train.sampleShape) +
+         ", " + std::to_string(s.train.numClasses) + " classes";
+}
+
+// Argument `name` of spec, or def when it is absent. loadData has made every argument of the
+// kind the run-settings schema declares for it.
+template <typename T> T getArg(const DataSpec &spec, const std::string &name, T def) {
+  const ir::AttrValue *v = spec.args.find(name);
+  return v ? std::get<T>(*v) : def;
+}
+
+// Returns the directory of a file-backed source: the override, the `dir` argument or the
+// default, checked to exist.
+Expected<std::string> sourceDir(const Source &src, const DataSpec &spec,
+                                const std::string &override) {
+  std::string dir = override.empty() ? getArg<std::string>(spec, "dir", src.defaultDir) : override;
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    return Error::make(std::string(src.name) + ": data directory " + dir + " does not exist; " +
+                       src.hint);
+  if (!S_ISDIR(st.st_mode))
+    return Error::make(std::string(src.name) + ": " + dir + " is " +
+                       (S_ISREG(st.st_mode) ? "a file" : fileTypeName(st.st_mode)) +
+                       ", not a data directory; " + src.hint);
+  return dir;
+}
+
+// Returns dir/stem or dir/stem.gz, whichever exists, preferring the uncompressed file. Reading
+// it reports one that is not a regular file (a directory, a FIFO) as such.
+Expected<std::string> findIdx(const Source &src, const std::string &dir, const std::string &stem) {
+  std::string plain = (fs::path(dir) / stem).string();
+  std::error_code ec;
+  if (fs::exists(plain, ec))
+    return plain;
+  if (fs::exists(plain + ".gz", ec))
+    return plain + ".gz";
+  return Error::make(std::string(src.name) + ": neither " + plain + ".gz nor " + plain +
+                     " exists; " + src.hint);
+}
+
+// Reads one IDX split, prefix "train" or "t10k", from dir.
+Expected<Dataset> readIdxSplit(const Source &src, const std::string &dir,
+                               const std::string &prefix) {
+  Expected<std::string> images = findIdx(src, dir, prefix + "-images-idx3-ubyte");
+  if (!images)
+    return images.takeError();
+  Expected<std::string> labels = findIdx(src, dir, prefix + "-labels-idx1-ubyte");
+  if (!labels)
+    return labels.takeError();
+  return readIdx(*images, *labels);
+}
+
+Expected<DataSplits> loadIdx(const Source &src, const DataSpec &spec, const std::string &dir,
+                             uint64_t) {
+  Expected<std::string> root = sourceDir(src, spec, dir);
+  if (!root)
+    return root.takeError();
+  DataSplits s;
+  for (auto [set, prefix] : {std::pair{&s.train, "train"}, std::pair{&s.test, "t10k"}}) {
+    Expected<Dataset> data = readIdxSplit(src, *root, prefix);
+    if (!data)
+      return data.takeError();
+    *set = std::move(*data);
+  }
+  s.description = describe(src, s) + ", from " + *root;
+  return s;
+}
+
+Expected<DataSplits> loadCifar10(const Source &src, const DataSpec &spec, const std::string &dir,
+                                 uint64_t) {
+  Expected<std::string> root = sourceDir(src, spec, dir);
+  if (!root)
+    return root.takeError();
+  std::vector<std::string> trainFiles;
+  for (int i = 1; i <= 5; ++i)
+    trainFiles.push_back("data_batch_" + std::to_string(i) + ".bin");
+  DataSplits s;
+  for (auto [set, files] : {std::pair{&s.train, trainFiles},
+                            std::pair{&s.test, std::vector<std::string>{"test_batch.bin"}}}) {
+    std::vector<std::string> paths;
+    for (const std::string &f : files) {
+      std::string path = (fs::path(*root) / f).string();
+      std::error_code ec;
+      if (!fs::exists(path, ec))
+        return Error::make(std::string(src.name) + ": " + path + " does not exist; " + src.hint);
+      paths.push_back(path);
+    }
+    Expected<Dataset> data = readCifar10(paths);
+    if (!data)
+      return data.takeError();
+    *set = std::move(*data);
+  }
+  s.description = describe(src, s) + ", from " + *root;
+  return s;
+}
+
+// Returns samples [begin, end) of data.
+Dataset slice(const Dataset &data, int64_t begin, int64_t end) {
+  int64_t numel = data.count ? int64_t(data.pixels.size()) / data.count : 0;
+  Dataset out;
+  out.count = end - begin;
+  out.sampleShape = data.sampleShape;
+  out.numClasses = data.numClasses;
+  out.pixels.assign(data.pixels.begin() + begin * numel, data.pixels.begin() + end * numel);
+  out.labels.assign(data.labels.begin() + begin, data.labels.begin() + end);
+  return out;
+}
+
+// ImageNet's training set is JPEG files, which dtnn has no decoder for yet.
+Expected<DataSplits> loadImagenet(const Source &src, const DataSpec &, const std::string &,
+                                  uint64_t) {
+  return Error::make(std::string(src.name) + ": dtnn cannot read ImageNet yet (its images are "
+                     "JPEG files); " + src.hint);
+}
+
+Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, const std::string &,
+                                   uint64_t seed) {
+  auto shape = getArg<std::vector<int64_t>>(spec, "shape", {1, 28, 28});
+  auto classes = getArg<int64_t>(spec, "classes", 10);
+  auto train = getArg<int64_t>(spec, "train_size", 6000);
+  auto test = getArg<int64_t>(spec, "test_size", 1000);
+  std::string name = src.name;
+  // Bounds keep the total size below 4 GiB and every product free of overflow.
+  constexpr int64_t kMaxBytes = int64_t(1) << 32;
+  if (shape.empty() || shape.size() > 8)
+    return Error::make(name + ": 'shape' must have 1 to 8 dimensions, got " +
+                       ir::attrValueStr(shape));
+  int64_t bytes = 1;
+  for (int64_t d : shape) {
+    if (d < 1)
+      return Error::make(name + ": 'shape' dimensions must be positive, got " +
+                         ir::attrValueStr(shape));
+    bytes = std::min(bytes * std::min(d, kMaxBytes + 1), kMaxBytes + 1);
+  }
+  if (classes < 1 || classes > 65536)
+    return Error::make(name + ": 'classes' must be in 1..65536, got " +
+                       std::to_string(classes));
+  if (train < 1 || test < 1)
+    return Error::make(name + ": 'train_size' and 'test_size' must be positive, got train_size=" +
+                       std::to_string(train) + ", test_size=" + std::to_string(test));
+  // Sizes past the limit on their own would overflow the sum below.
+  if (bytes > kMaxBytes || train > kMaxBytes || test > kMaxBytes || bytes > kMaxBytes / (train + test))
+    return Error::make(name + ": " + std::to_string(train) + " + " + std::to_string(test) +
+                       " samples of " + shapeStr(shape) +
+                       " exceed the 4 GiB limit of synthetic data");
+  Dataset all = makeSynthetic(shape, int32_t(classes), train + test, seed);
+  DataSplits s;
+  s.train = slice(all, 0, train);
+  s.test = slice(all, train, train + test);
+  s.description = describe(src, s) + ", seed " + std::to_string(seed);
+  return s;
+}
+
+const std::vector<Source> &sources() {
+  static const std::vector<Source> table = {
+      {"cifar10", loadCifar10,
+       {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}},
+       "/usr/share/datasets/cifar-10-batches-bin",
+       "pass --data DIR naming the cifar-10-batches-bin directory of the CIFAR-10 binary "
+       "version (data_batch_1..5.bin, test_batch.bin)"},
+      {"fashion_mnist", loadIdx, {{0.2860f}, {0.3530f}},
+       "/usr/share/datasets/fashion-mnist",
+       "install the Debian package dataset-fashion-mnist, or pass --data DIR naming a "
+       "directory with the Fashion-MNIST IDX files"},
+      {"imagenet", loadImagenet, {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}},
+       "/usr/share/datasets/imagenet",
+       "train with --synthetic, or on a data set dtnn reads (cifar10, fashion_mnist, mnist)"},
+      {"mnist", loadIdx, {{0.1307f}, {0.3081f}}, "/usr/share/datasets/mnist",
+       "pass --data DIR naming a directory with the MNIST IDX files "
+       "(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-...)"},
+      {"synthetic", loadSynthetic, {{0.5f}, {0.5f}}, "",
+       ""},
+  };
+  return table;
+}
+
+} // namespace
+
+Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint64_t seed) {
+  const ir::RunSettingDef &setting = *ir::findRunSetting("data");
+  auto it = std::find_if(sources().begin(), sources().end(),
+                         [&](const Source &s) { return spec.name == s.name; });
+  if (it == sources().end()) {
+    std::string msg = ir::checkSettingChoice(setting, spec.name);
+    return Error::make(msg.empty() ? "data source '" + spec.name + "' is not built in" : msg);
+  }
+  const Source &src = *it;
+  DataSpec checked{spec.name, {}}; // the arguments, each of its declared kind
+  for (const auto &[arg, value] : spec.args.entries()) {
+    ir::AttrValue v = value;
+    if (std::string msg = ir::checkSettingArg(setting, spec.name, arg, v); !msg.empty())
+      return Error::make(msg);
+    checked.args.set(arg, std::move(v));
+  }
+  if (!dir.empty() && *src.defaultDir == '\0')
+    return Error::make("data source '" + spec.name + "' reads no files, so a data folder ('" +
+                       dir + "') does not apply");
+  Expected<DataSplits> splits = src.load(src, checked, dir, seed);
+  if (splits)
+    splits->norm = src.norm;
+  return splits;
+}
+
+std::vector<std::string> dataSourceNames() {
+  std::vector<std::string> names;
+  for (const Source &s : sources())
+    names.push_back(s.name);
+  return names;
+}
+
+} // namespace dtnn

@@ -1,0 +1,485 @@
+// dtnn-run: trains a model. It compiles the file, applies the command-line
+// overrides to the file's train settings, builds the train and eval steps
+// with the `train` pipeline, and hands them to the runtime's training loop.
+#include "dtnn/Tools.h"
+#include "frontend/Frontend.h"
+#include "passes/Optimizers.h"
+#include "passes/PassManager.h"
+#include "runtime/HostMemory.h"
+#include "runtime/ResourceLimits.h"
+#include "runtime/train/FusionTargets.h"
+#include "runtime/train/Interrupt.h"
+#include "runtime/Threads.h"
+#include "runtime/BackendRegistry.h"
+#include "runtime/Profile.h"
+#include "runtime/train/Trainer.h"
+#include "ir/Output.h"
+#include "runtime/comm/Calibrate.h"
+#include "runtime/comm/Mpi.h"
+#include "passes/CostModel.h"
+#include "tools/lib/DataParallel.h"
+#include "tools/lib/CommandLine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <new>
+
+using namespace dtnn;
+
+namespace {
+
+constexpr int kOk = 0, kInputError = 1, kUsageError = 2;
+
+// The options other than the train settings' (see options()).
+const std::vector<cli::OptionSpec> kOptions = {
+    {"model", "NAME", "the model to train (default: the file's only model)", false, cli::Agree::Value},
+    {"data", "DIR", "read the data set from DIR instead of its default folder", false, cli::Agree::Presence},
+    {"synthetic", "", "train on synthetic data shaped like the model's input", false, cli::Agree::Value},
+    {"synthetic-size", "TRAIN[,TEST]", "images of the synthetic training and test sets "
+                                       "(default: the train section's, else 6000,1000)", false, cli::Agree::Value},
+    {"backend", "NAME", "kernel backend (default: the first of 'dtnn-run --help')", false, cli::Agree::Value},
+    {"threads", "T", "threads of the one thread pool (default: OMP_NUM_THREADS, else the CPUs "
+                     "this process may use that other processes leave idle)"},
+    {"metrics", "FILE", "write one JSON object per epoch to FILE"},
+    {"save", "FILE", "write a checkpoint (safetensors) when training ends"},
+    {"resume", "FILE", "start from a checkpoint", false, cli::Agree::Presence},
+    {"init-from", "FILE", "start from the weights and running statistics of a safetensors file "
+                          "(a checkpoint, or converted torchvision weights), not its optimizer "
+                          "state or progress", false, cli::Agree::Presence},
+    {"eval-only", "", "evaluate on the test set without training", false, cli::Agree::Value},
+    {"predict", "FILE", "instead of training, compute the model's outputs for the input tensor "
+                        "named like the model's input in FILE (safetensors)", false, cli::Agree::Presence},
+    {"predictions", "FILE", "where --predict writes the outputs (safetensors: 'output')"},
+    {"steps", "N", "stop after N training steps in all, then evaluate", false, cli::Agree::Value},
+    {"no-progress", "", "print one line per epoch: no progress bar on a terminal, and no "
+                        "progress lines otherwise"},
+    {"progress-every", "SECONDS", "when the output is not a terminal, a progress line every "
+                                  "SECONDS of an epoch (default 30)"},
+    {"profile", "", "time every op of the train step and print a table at the end"},
+    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)", false, cli::Agree::Value},
+    {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
+    {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
+    {"comm-progress-ms", "MS", "under mpirun: while reductions are in flight, move their messages "
+                               "every MS ms during kernels too (default 1; 0: mostly between kernels)"},
+    {"skip-comm", "", "under mpirun: skip the gradient reductions (to measure their cost)", false, cli::Agree::Value},
+    {"deterministic", "", "bitwise the same checkpoints whatever the rank and thread counts "
+                          "(micro-batches, one thread a kernel, exact sums)", false, cli::Agree::Value},
+    {"micro-batch", "M", "with --deterministic: samples a micro-batch (default 8)", false, cli::Agree::Value},
+    {"calibrate", "FILE", "under mpirun: measure allreduce latency and bandwidth, write FILE "
+                          "(for --net), and stop"},
+    {"I", "DIR", "also search DIR for imported files", true},
+    {"help", "", "show this help"},
+};
+
+int usageError(const std::string &msg) {
+  std::cerr << "dtnn-run: error: " << msg << "\nRun 'dtnn-run --help' for usage.\n";
+  return kUsageError;
+}
+
+// Parses a whole non-negative integer.
+bool parsePositive(const std::string &s, double &out) {
+  try {
+    size_t used = 0;
+    out = std::stod(s, &used);
+    return used == s.size() && out > 0 && out < 1e30;
+  } catch (const std::exception &) {
+    return false;
+  }
+}
+
+// Every option: the tool's own, and one per train setting that has a flag
+// in the run-settings schema (--batch, --lr, ...), after --synthetic-size.
+std::vector<cli::OptionSpec> options() {
+  std::vector<cli::OptionSpec> all;
+  for (const cli::OptionSpec &o : kOptions) {
+    all.push_back(o);
+    if (o.name != "synthetic-size") continue;
+    for (const ir::RunSettingDef &d : ir::runSettingDefs()) {
+      if (d.flag.empty()) continue;
+      std::string help = d.help;
+      if (d.kind == ir::SettingKind::Choice) {
+        std::string names;
+        for (const ir::SettingChoice &c : d.choices()) names += (names.empty() ? "" : ", ") + c.name;
+        help += ": " + names;
+      }
+      all.push_back({d.flag, d.valueName, help});
+    }
+  }
+  return all;
+}
+
+// Applies the flags that override train settings, each checked by the
+// run-settings schema; returns an error message for a malformed value.
+std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
+  for (const ir::RunSettingDef &d : ir::runSettingDefs()) {
+    if (d.flag.empty() || !args.has(d.flag)) continue;
+    std::string flag = "--" + d.flag, text = args.get(d.flag);
+    ir::AttrValue value = text;
+    if (d.kind == ir::SettingKind::Count) {
+      int64_t n = 0;
+      if (std::string msg = cli::readCount(flag, text, d.least, INT64_MAX, n); !msg.empty())
+        return msg;
+      value = n;
+    } else if (d.kind == ir::SettingKind::Fraction || d.kind == ir::SettingKind::Rate) {
+      char *end = nullptr;
+      errno = 0;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0')
+        return flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'";
+      if (errno == ERANGE)
+        return flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "', which is " +
+               (std::fabs(v) > 1 ? "too large for a double" : "too small for a double (it rounds to 0)");
+      value = v;
+    }
+    if (std::string msg = ir::setRunSetting(config, d, value); !msg.empty())
+      return d.kind == ir::SettingKind::Choice
+                 ? msg
+                 : flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'";
+  }
+  return "";
+}
+
+// A stream that drops what it is given: the output of ranks other than 0.
+struct NullStream : std::ostream {
+  NullStream() : std::ostream(nullptr) {}
+};
+
+// Measures the network of the job's ranks and writes the model to `path`.
+int calibrate(runtime::Communicator &comm, const std::string &path) {
+  if (comm.size() < 2) {
+    std::cerr << "dtnn-run: error: --calibrate measures the network between ranks; run it "
+                 "under mpirun with two or more\n";
+    return kUsageError;
+  }
+  auto t = runtime::timeAllreduces(comm, 16 << 20, 10);
+  if (!t) {
+    std::cerr << ("dtnn-run: error: " + t.error().message() + "\n");
+    return kInputError;
+  }
+  std::vector<double> bytes, secs;
+  std::string table;
+  for (const auto &x : *t) {
+    bytes.push_back(x.bytes);
+    secs.push_back(x.seconds);
+    char line[96];
+    std::snprintf(line, sizeof line, "  %10.0f bytes  %9.1f us  %7.2f GB/s\n", x.bytes,
+                  1e6 * x.seconds, x.bytes / x.seconds / 1e9);
+    table += line;
+  }
+  auto net = passes::fitNetModel(bytes, secs, comm.size());
+  if (!net) {
+    std::cerr << ("dtnn-run: error: " + net.error().message() + "\n");
+    return kInputError;
+  }
+  if (comm.rank() != 0) return kOk;
+  std::string comment = "measured by dtnn-run --calibrate on " + std::to_string(comm.size()) +
+                        " ranks (fastest of 10 allreduces per size):\n#" +
+                        table.substr(0, table.size() - 1);
+  for (size_t i = comment.find('\n'); i != std::string::npos; i = comment.find('\n', i + 1))
+    if (i + 1 < comment.size() && comment[i + 1] != '#') comment.insert(i + 1, "#");
+  std::string text = passes::formatNetModel(*net, comment);
+  if (Error e = writeOutput(path, text)) {
+    std::cerr << ("dtnn-run: error: " + e.message() + "\n");
+    return kInputError;
+  }
+  std::cout << "allreduce on " << comm.size() << " ranks:\n" << table << "alpha " << net->alpha * 1e6
+            << " us, beta " << net->beta * 1e9 << " ns/byte (";
+  if (net->beta > 0)
+    std::cout << 1 / net->beta / 1e9 << " GB/s";
+  else
+    std::cout << "times did not grow with size: were the ranks busy?";
+  std::cout << "); written to " << path << "\n";
+  return kOk;
+}
+
+// What the ranks must agree on from the command line: the text of the model
+// file and its imports, and the options whose specs say so.
+std::vector<runtime::AgreedItem> agreedItems(const cli::ParsedArgs &args,
+                                             const std::vector<cli::OptionSpec> &specs,
+                                             const SourceManager &sm) {
+  std::vector<std::string_view> texts = sm.texts();
+  std::sort(texts.begin(), texts.end());
+  std::string joined;
+  for (std::string_view t : texts) joined.append(t).push_back('\0');
+  std::vector<runtime::AgreedItem> items = {
+      {"the text of the model file and its imports", "", std::move(joined),
+       "'" + args.positional[0] + "'"}};
+  for (const cli::OptionSpec &o : specs) {
+    if (o.agree == cli::Agree::No) continue;
+    std::string value = !args.has(o.name)                                          ? "not given"
+                        : o.agree == cli::Agree::Presence || o.valueName.empty() ? "given"
+                                                                                   : "'" + args.get(o.name) + "'";
+    items.push_back({"--" + o.name, value, "", ""});
+  }
+  return items;
+}
+
+// Writes the op profile of the train step (rank 0).
+Error writeOpProfile(const std::string &path, const runtime::StepProfile &p) {
+  passes::OpProfile out;
+  out.graph = p.plan().graph->name();
+  out.batch = p.plan().batch;
+  std::map<std::string, std::pair<double, int>> sums;
+  for (const auto &[op, sec] : p.opSeconds()) {
+    auto &s = sums[passes::opKey(*op)];
+    s.first += sec;
+    s.second += 1;
+  }
+  for (const auto &[key, s] : sums) out.seconds[key] = s.first / s.second;
+  return writeOutput(path, passes::formatOpProfile(out));
+}
+
+// Everything but the last-resort handling of main.
+int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
+  // Line by line also into a file or a pipe, so that a long run's log is current.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::vector<std::string> argvec(argv + 1, argv + argc);
+  std::string err;
+  std::vector<cli::OptionSpec> specs = options();
+  specs.insert(specs.end() - 2, cli::kDataParallelOptions.begin(), cli::kDataParallelOptions.end());
+  auto args = cli::parseArgs(argvec, specs, err);
+  if (!args) return usageError(err);
+  if (args->has("help")) {
+    std::string names;
+    for (const std::string &n : runtime::BackendRegistry::get().names())
+      names += (names.empty() ? "" : ", ") + n;
+    std::cout << "usage: dtnn-run FILE.dtnn [options]\n\n"
+              << "Trains the model of FILE.dtnn; its train section gives the defaults.\n\n"
+              << cli::optionsHelp(specs) << "\nBackends of this build, the default first: "
+              << names << "\n";
+    return kOk;
+  }
+  runtime::BackendOptions bo;
+  if (args->has("threads")) {
+    int64_t t = 0;
+    if (std::string msg = cli::readCount("--threads", args->get("threads"), 1, 4096, t);
+        !msg.empty())
+      return usageError(msg);
+    bo.threads = static_cast<int>(t);
+  }
+  // Before MPI and the thread pool start: may run this program again, waiting passively.
+  runtime::waitPassivelyIfOversubscribed(argv, bo.threads);
+  runtime::MpiOptions mo;
+  if (args->has("comm-timeout")) {
+    double t = 0;
+    if (!parsePositive(args->get("comm-timeout"), t))
+      return usageError("--comm-timeout expects a positive number of seconds, got '" +
+                        args->get("comm-timeout") + "'");
+    mo.timeoutSeconds = t;
+  }
+  if (args->has("comm-progress-ms")) {
+    double ms = 0;
+    const std::string &v = args->get("comm-progress-ms");
+    if (v != "0" && !parsePositive(v, ms))
+      return usageError("--comm-progress-ms expects 0 or a positive number of milliseconds, got '" +
+                        v + "'");
+    mo.progressSeconds = ms / 1000;
+  }
+  if (runtime::launchedByMpi()) {
+    auto c = runtime::makeMpiCommunicator(mo);
+    if (!c) {
+      std::cerr << ("dtnn-run: error: " + c.error().message() + "\n");
+      return kInputError;
+    }
+    comm = std::move(*c);
+    if (comm->size() > 1)
+      runtime::installStopSignals(("dtnn-run: rank " + std::to_string(comm->rank())).c_str(), true);
+  } else {
+    comm = runtime::makeLocalCommunicator();
+  }
+  if (args->has("calibrate")) return calibrate(*comm, args->get("calibrate"));
+  if (args->positional.size() != 1) return usageError("expected one model file");
+  if (std::string clash = cli::pathClash(
+          {{"--save", args->get("save")}, {"--metrics", args->get("metrics")},
+           {"--predictions", args->get("predictions")},
+           {"--op-profile-out", args->get("op-profile-out")}},
+          {{"the model file", args->positional[0]}, {"--resume", args->get("resume")},
+           {"--init-from", args->get("init-from")}, {"--predict", args->get("predict")},
+           {"--net", args->get("net")}, {"--op-profile", args->get("op-profile")}});
+      !clash.empty())
+    return usageError(clash);
+  if (args->has("data") && args->has("synthetic"))
+    return usageError("--data and --synthetic exclude each other");
+  if (args->has("predict") != args->has("predictions"))
+    return usageError("--predict IN and --predictions OUT go together");
+  if (args->has("predict") && args->has("eval-only"))
+    return usageError("--predict and --eval-only exclude each other");
+  // What only training uses would be ignored by a run that trains nothing.
+  for (const char *mode : {"eval-only", "predict"})
+    for (const char *flag : {"save", "steps", "lr", "epochs", "checkpoint-every", "validation",
+                             "profile", "op-profile-out", "skip-comm", "deterministic",
+                             "micro-batch", "sync-bn", "bucket-bytes", "net", "op-profile"})
+      if (args->has(mode) && args->has(flag))
+        return usageError(std::string("--") + mode + " trains nothing, so --" + flag +
+                          " does not apply");
+  if (args->has("predict") && args->has("metrics"))
+    return usageError("--predict computes outputs and no metrics, so --metrics does not apply");
+  if (args->has("init-from") && args->has("resume"))
+    return usageError("--init-from and --resume exclude each other: --resume continues a run, "
+                      "weights and optimizer state; --init-from starts one from weights");
+
+  runtime::RunOptions ro;
+  if (args->has("steps"))
+    if (std::string msg = cli::readCount("--steps", args->get("steps"), 0, INT64_MAX, ro.maxSteps);
+        !msg.empty())
+      return usageError(msg);
+  auto backends = runtime::BackendSet::create(args->get("backend"), bo);
+  if (!backends) return usageError(backends.error().message());
+
+  passes::DataParallelOptions dp;
+  dp.ranks = comm->size();
+  if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty()) return usageError(msg);
+  // Read now, so that a bad file is reported on one rank as on many.
+  if (!dp.netPath.empty())
+    if (auto net = passes::readNetModel(dp.netPath); !net) {
+      std::cerr << ("dtnn-run: error: " + net.error().message() + "\n");
+      return kInputError;
+    }
+  // Every rank compiles; rank 0 alone reports.
+  NullStream quiet;
+  std::ostream &out = comm->rank() == 0 ? std::cout : quiet;
+  SourceManager sm;
+  DiagnosticEngine diags(sm, comm->rank() == 0 ? std::cerr : quiet);
+  frontend::CompileOptions co;
+  co.modelName = args->get("model");
+  co.importDirs = args->all("I");
+  co.importDirs.push_back(DTNN_STDLIB_DIR);
+  auto module = frontend::compileFile(args->positional[0], co, sm, diags);
+  if (!module) return kInputError;
+  if (std::string msg = applyOverrides(*args, module->trainConfig()); !msg.empty())
+    return usageError(msg);
+
+  // Settings errors first, before the passes would report them less directly.
+  auto settings = ir::readRunSettings(module->trainConfig());
+  if (settings) {
+    if (auto spec = passes::readOptimizer(settings->optimizer); !spec) settings = spec.takeError();
+  }
+  if (!settings) {
+    std::cerr << ("dtnn-run: error: " + settings.error().message() + "\n");
+    return kInputError;
+  }
+  passes::PassManagerOptions po;
+  po.noFuse = args->has("no-fuse");
+  // Fusion passes ask the backends this run plans with.
+  auto target = runtime::makeFusionTarget(args->get("backend"));
+  if (!target) return usageError(target.error().message());
+  po.target = target->get();
+  passes::PassManager pm(po);
+  // A deterministic run reduces gradients itself, after a gradient step per
+  // micro-batch; others reduce them in the train step, as the passes place it.
+  // --predict runs the forward graph only, so a model of any output shape can.
+  std::string pipeline = "train";
+  if (args->has("predict"))
+    pipeline = "inference";
+  else if (args->has("deterministic"))
+    pipeline += ",split-train-step";
+  else if (std::string d = passes::dataParallelPipeline(dp); !d.empty())
+    pipeline += "," + d;
+  if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
+  if (Error e = pm.run(*module)) {
+    std::cerr << ("dtnn-run: error: " + e.message() + "\n");
+    return kInputError;
+  }
+
+  ro.dataDir = args->get("data");
+  ro.synthetic = args->has("synthetic");
+  ro.evalOnly = args->has("eval-only");
+  ro.metricsPath = args->get("metrics");
+  ro.savePath = args->get("save");
+  ro.resumePath = args->get("resume");
+  ro.initFromPath = args->get("init-from");
+  ro.predictPath = args->get("predict");
+  ro.predictionsPath = args->get("predictions");
+  // Open MPI gives each rank a pseudo-terminal whether mpirun writes to one or to a file, so
+  // under a launcher the output is taken for a log: progress lines, no bar and its escapes.
+  ro.progress = args->has("no-progress")                           ? runtime::ProgressMode::Off
+                : isatty(STDOUT_FILENO) && !runtime::launchedByMpi() ? runtime::ProgressMode::Bar
+                                                                     : runtime::ProgressMode::Lines;
+  if (args->has("progress-every")) {
+    std::string text = args->get("progress-every");
+    char *end = nullptr;
+    double s = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !(s > 0 && s <= 1e9))
+      return usageError("--progress-every expects seconds between 0 and 1e9, got '" + text + "'");
+    ro.progressSeconds = s;
+  }
+  if (args->has("synthetic-size")) {
+    if (!ro.synthetic) return usageError("--synthetic-size needs --synthetic");
+    std::string sizes = args->get("synthetic-size");
+    size_t comma = sizes.find(',');
+    if (std::string msg = cli::readCount("--synthetic-size", sizes.substr(0, comma), 1,
+                                         INT32_MAX, ro.syntheticTrain);
+        !msg.empty())
+      return usageError(msg);
+    if (comma != std::string::npos)
+      if (std::string msg = cli::readCount("--synthetic-size", sizes.substr(comma + 1), 1,
+                                           INT32_MAX, ro.syntheticTest);
+          !msg.empty())
+        return usageError(msg);
+  }
+  ro.profile = args->has("profile") || args->has("op-profile-out");
+  ro.comm = comm.get();
+  ro.skipComm = args->has("skip-comm");
+  ro.deterministic = args->has("deterministic");
+  if (args->has("micro-batch"))
+    if (std::string msg =
+            cli::readCount("--micro-batch", args->get("micro-batch"), 1, INT64_MAX, ro.microBatch);
+        !msg.empty())
+      return usageError(msg);
+  if (args->has("micro-batch") && !ro.deterministic)
+    return usageError("--micro-batch needs --deterministic");
+  // A deterministic run reduces gradients itself, and normalizes each micro-batch.
+  for (const char *flag : {"sync-bn", "skip-comm", "bucket-bytes", "net", "op-profile"})
+    if (ro.deterministic && args->has(flag))
+      return usageError(std::string("--") + flag + " does not apply with --deterministic, which "
+                        "sums gradients itself and normalizes each micro-batch on its own");
+  ro.agreed = agreedItems(*args, specs, sm);
+  for (const char *flag : {"save", "metrics", "predictions", "op-profile-out"})
+    if (args->has(flag)) ro.outputs.emplace_back(std::string("--") + flag, args->get(flag));
+  if (args->has("op-profile-out")) {
+    std::string path = args->get("op-profile-out");
+    ro.onProfile = [path](const runtime::StepProfile &p) { return writeOpProfile(path, p); };
+  }
+  return static_cast<int>(runtime::train(*module, *settings, ro, *backends, out, std::cerr));
+}
+
+} // namespace
+
+// Runs that would not fit in the backend's memory are refused before they
+// start; an allocation that fails anyway (data sets, host copies), or any
+// other exception, ends the run with a message instead of an abort.
+// In a job of several ranks, a rank that fails ends the whole job, so that
+// no other rank waits for it in a collective.
+int dtnn::dtnnRunMain(int argc, char **argv) {
+  // Before any thread starts: under ulimit -v, malloc's extra arenas would take the room.
+  runtime::keepMallocInOneArena();
+  runtime::installStopSignals("dtnn-run");
+  std::unique_ptr<runtime::Communicator> comm;
+  int status = kOk;
+  try {
+    status = run(argc, argv, comm);
+  } catch (...) {
+    std::cout << std::flush;
+    std::string message = cli::exceptionMessage(std::current_exception());
+    // An allocation that no check foresaw: say what the limit of ulimit -v or -d leaves, if any.
+    if (runtime::MappingLimit l = runtime::mappingLimit(); message == "out of memory" && l.limit != UINT64_MAX)
+      message += ": " + l.name + " of " + runtime::formatBytes(l.limit) + " leaves " +
+                 runtime::formatBytes(l.left) + "; raise the limit";
+    std::cerr << ("dtnn-run: " +
+                  (comm && comm->size() > 1 ? "rank " + std::to_string(comm->rank()) + ": " : "") +
+                  "error: " + message + "\n");
+    status = kInputError;
+  }
+  // A run a signal stopped (128 + the signal) stopped on every rank, which agreed to, so the
+  // job ends by itself; any other failure of one rank ends the others.
+  if (status != kOk && status < 128 && comm && comm->size() > 1) comm->abortJob(status);
+  return status;
+}

@@ -1,0 +1,396 @@
+// dtnnc: the compiler driver. It parses options and calls the libraries;
+// every stage it exposes (AST, IR, passes, summary) lives in a library.
+#include "dtnn/Tools.h"
+#include "frontend/Frontend.h"
+#include "ir/Files.h"
+#include "ir/Output.h"
+#include "ir/OpCatalogue.h"
+#include "ir/Printer.h"
+#include "ir/SourceFile.h"
+#include "ir/Summary.h"
+#include "ir/TextParser.h"
+#include "ir/Verifier.h"
+#include "passes/PassManager.h"
+#include "passes/PassRegistry.h"
+#include "passes/Pipelines.h"
+#include "runtime/train/FusionTargets.h"
+#include "runtime/Threads.h"
+#include "runtime/plan/Plan.h"
+#include "tools/lib/CommandLine.h"
+#include "tools/lib/DataParallel.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <iostream>
+#include <sstream>
+
+using namespace dtnn;
+
+namespace {
+
+constexpr int kOk = 0, kInputError = 1, kUsageError = 2;
+
+const char *kUsage =
+    "usage: dtnnc <command> [options]\n"
+    "\n"
+    "Commands:\n"
+    "  compile FILE.dtnn   check a model and print it as AST or graph IR\n"
+    "  opt FILE.dtir       run passes over textual IR and print the result\n"
+    "  summary FILE.dtnn   print a per-layer table of a model\n"
+    "  ops                 print the op catalogue (Markdown) generated from the op table\n"
+    "\n"
+    "Run 'dtnnc <command> --help' for the options of a command.\n";
+
+const std::vector<cli::OptionSpec> kPassOptions = {
+    {"passes", "LIST", "comma-separated passes or pipelines to run"},
+    {"print-ir-after-all", "", "print the IR after every pass"},
+    {"print-ir-after", "NAME", "print the IR after the named pass", true},
+    {"verify-each", "", "verify the IR after every pass"},
+    {"time-passes", "", "print the time each pass took (to stderr)"},
+    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)"},
+};
+
+const std::vector<cli::OptionSpec> kPlanOptions = {
+    {"batch", "B", "the batch size of --emit=plan (default 1)"},
+    {"backend", "NAME", "the backend --emit=plan plans for (default: the build's default)"},
+    {"stop-after", "STAGE", "print --emit=plan after select, layouts, buffers or bind (default bind)"},
+    {"threads", "T", "the thread count --emit=plan plans for (default: the CPUs this process may "
+                     "run on, so that one machine always prints the same plan)"},
+};
+
+// What --emit=plan prints: plans at one batch size on one backend, after one stage.
+struct PlanOptions {
+  int64_t batch = 1;
+  int threads = 0;
+  std::string backend;
+  runtime::PlanStage last = runtime::PlanStage::Bind;
+};
+
+// Reads the plan options; returns a usage error message, or "".
+std::string readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOptions &o) {
+  if (args.has("batch")) {
+    const std::string b = args.get("batch");
+    char *end = nullptr;
+    long long v = std::strtoll(b.c_str(), &end, 10);
+    if (b.empty() || *end != '\0' || v < 1 || v > (1LL << 30))
+      return "--batch expects an integer from 1 to 1073741824, got '" + b + "'";
+    o.batch = v;
+  }
+  o.backend = args.get("backend");
+  if (Error e = runtime::BackendSet::checkName(o.backend)) return e.message();
+  // Kernels size their scratch by the thread count; a count sampled from the machine's load
+  // would make the plan text change from run to run.
+  o.threads = runtime::affinityCpuCount();
+  if (args.has("threads")) {
+    int64_t t = 0;
+    if (std::string msg = cli::readCount("--threads", args.get("threads"), 1, 4096, t); !msg.empty())
+      return msg;
+    o.threads = static_cast<int>(t);
+  }
+  if (args.has("stop-after")) {
+    auto stage = runtime::parsePlanStage(args.get("stop-after"));
+    if (!emitPlan) return "--stop-after needs --emit=plan";
+    if (!stage)
+      return "unknown plan stage '" + args.get("stop-after") +
+             "' (expected select, layouts, buffers or bind)";
+    o.last = *stage;
+  }
+  return "";
+}
+
+std::vector<cli::OptionSpec> withCommon(std::vector<cli::OptionSpec> specs) {
+  specs.push_back({"o", "FILE", "write the output to FILE instead of stdout"});
+  specs.push_back({"help", "", "show this help"});
+  return specs;
+}
+
+int usageError(const std::string &cmd, const std::string &msg) {
+  std::cerr << "dtnnc " << cmd << ": error: " << msg << "\n"
+            << "Run 'dtnnc " << cmd << " --help' for usage.\n";
+  return kUsageError;
+}
+
+// The -o file when it is the input file, which writing would destroy.
+std::string outputClash(const cli::ParsedArgs &args) {
+  std::string out = args.get("o");
+  return cli::pathClash({{"-o", out == "-" ? "" : out}}, {{"the input file", args.positional[0]}});
+}
+
+// Writes `text` to the -o file (all or nothing) or stdout.
+int emit(const cli::ParsedArgs &args, const std::string &text) {
+  std::string out = args.get("o");
+  if (out.empty() || out == "-") {
+    std::cout << text << std::flush;
+    if (!std::cout) {
+      std::cerr << "dtnnc: error: cannot write to standard output: " << std::strerror(errno) << "\n";
+      return kInputError;
+    }
+    return kOk;
+  }
+  if (Error e = writeOutput(out, text)) {
+    std::cerr << "dtnnc: error: " << e.message() << "\n";
+    return kInputError;
+  }
+  return kOk;
+}
+
+// Builds a pass manager from the pass options; returns false on a bad pipeline.
+bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, ir::Module &m,
+               std::ostream &irOut, std::string &error) {
+  passes::PassManagerOptions o;
+  o.verifyEach = args.has("verify-each");
+  o.printIrAfterAll = args.has("print-ir-after-all");
+  o.printIrAfter = args.all("print-ir-after");
+  o.timePasses = args.has("time-passes");
+  o.irOut = &irOut;
+  o.timingOut = &std::cerr;
+  o.noFuse = args.has("no-fuse");
+  // Fusion passes ask the backends the module would run on (--backend).
+  auto target = runtime::makeFusionTarget(args.get("backend"));
+  if (!target) {
+    error = target.error().message();
+    return false;
+  }
+  o.target = target->get();
+  for (const std::string &name : o.printIrAfter)
+    if (!passes::createPass(name)) {
+      std::string hint = closestMatch(name, passes::passNames());
+      error = "unknown pass '" + name + "' in --print-ir-after" +
+              (hint.empty() ? "" : "; did you mean '" + hint + "'?");
+      return false;
+    }
+  passes::PassManager pm(o);
+  // An explicit empty --passes= runs nothing.
+  std::string pipeline = args.has("passes") ? args.all("passes").back() : defaultPipeline;
+  if (Error e = pm.parsePipeline(pipeline)) {
+    error = e.message();
+    return false;
+  }
+  if (Error e = pm.run(m)) {
+    std::cerr << "dtnnc: error: " << e.message() << "\n";
+    error.clear();
+    return false;
+  }
+  return true;
+}
+
+// Prints the plan of each graph of `m` at batch size `batch` on the
+// backends `backend` names (and the fallbacks) after stage `last`. The train
+// step is planned first, as dtnn-run plans it, so that its kernels choose
+// the parameters' layouts; the plans print in the module's order.
+Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
+  runtime::BackendOptions bo;
+  bo.threads = o.threads;
+  auto backends = runtime::BackendSet::create(o.backend, bo);
+  if (!backends) return backends.takeError();
+  runtime::PlanContext ctx{*backends, m, {}};
+  std::vector<const ir::Graph *> order;
+  for (const auto &g : m.graphs())
+    if (g->name().ends_with(".train")) order.push_back(g.get());
+  for (const auto &g : m.graphs())
+    if (!g->name().ends_with(".train")) order.push_back(g.get());
+  std::map<const ir::Graph *, std::string> text;
+  for (const ir::Graph *g : order) {
+    auto plan = runtime::buildPlan(*g, o.batch, ctx, o.last);
+    if (!plan) return plan.takeError();
+    text[g] = plan->str();
+  }
+  for (const auto &g : m.graphs()) os << text[g.get()];
+  return Error::success();
+}
+
+frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
+  frontend::CompileOptions o;
+  o.modelName = args.get("model");
+  o.importDirs = args.all("I");
+  o.importDirs.push_back(DTNN_STDLIB_DIR);
+  return o;
+}
+
+int cmdOps(const std::vector<std::string> &argv) {
+  auto specs = withCommon({});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("ops", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc ops [options]\n\nPrints the op catalogue (Markdown) generated from "
+                 "the op table.\n\n"
+              << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (!args->positional.empty())
+    return usageError("ops", "unexpected argument '" + args->positional[0] + "'");
+  std::ostringstream text;
+  ir::printOpCatalogue(text);
+  return emit(*args, text.str());
+}
+
+int cmdCompile(const std::vector<std::string> &argv) {
+  auto specs = withCommon(kPassOptions);
+  specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
+                               {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps) or plan (default ir)"},
+                               {"I", "DIR", "also search DIR for imported files", true}});
+  specs.insert(specs.begin() + 2, kPlanOptions.begin(), kPlanOptions.end());
+  specs.insert(specs.begin() + 2, {"ranks", "P", "with --emit=train-ir or plan: make the train "
+                                                 "step data-parallel over P ranks (default 1)"});
+  specs.insert(specs.begin() + 3, cli::kDataParallelOptions.begin(),
+               cli::kDataParallelOptions.end());
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("compile", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc compile FILE.dtnn [options]\n\n" << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (args->positional.size() != 1) return usageError("compile", "expected one input file");
+  if (std::string clash = outputClash(*args); !clash.empty()) return usageError("compile", clash);
+  std::string emitKind = args->get("emit", "ir");
+  if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan")
+    return usageError("compile", "unknown --emit kind '" + emitKind +
+                                     "' (expected ast, ir, train-ir or plan)");
+  PlanOptions plan;
+  if (std::string msg = readPlanOptions(*args, emitKind == "plan", plan); !msg.empty())
+    return usageError("compile", msg);
+  passes::DataParallelOptions dp;
+  if (args->has("ranks")) {
+    const std::string r = args->get("ranks");
+    char *end = nullptr;
+    long v = std::strtol(r.c_str(), &end, 10);
+    if (r.empty() || *end != '\0' || v < 1 || v > 1 << 20)
+      return usageError("compile", "--ranks expects an integer from 1 to 1048576, got '" + r + "'");
+    if (emitKind != "train-ir" && emitKind != "plan")
+      return usageError("compile", "--ranks needs --emit=train-ir or --emit=plan");
+    dp.ranks = static_cast<int>(v);
+  }
+  if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty())
+    return usageError("compile", msg);
+  SourceManager sm;
+  DiagnosticEngine diags(sm, std::cerr);
+  std::ostringstream out;
+  if (emitKind == "ast") {
+    if (!frontend::dumpAst(args->positional[0], compileOptions(*args), sm, diags, out))
+      return kInputError;
+    return emit(*args, out.str());
+  }
+  auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
+  if (!module) return kInputError;
+  bool training = emitKind == "train-ir" || emitKind == "plan";
+  std::string pipeline = training ? "train" : "default";
+  if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
+  if (!runPasses(*args, pipeline, *module, out, err))
+    return err.empty() ? kInputError : usageError("compile", err);
+  if (emitKind == "plan") {
+    if (Error e = printPlans(*module, plan, out)) {
+      std::cerr << "dtnnc: error: " << e.message() << "\n";
+      return kInputError;
+    }
+    return emit(*args, out.str());
+  }
+  ir::printModule(*module, out);
+  return emit(*args, out.str());
+}
+
+int cmdOpt(const std::vector<std::string> &argv) {
+  auto specs = withCommon(kPassOptions);
+  specs.push_back({"print-pipeline", "", "print the built-in pipelines and exit"});
+  specs.push_back({"emit", "KIND", "what to print after the passes: ir or plan (default ir)"});
+  specs.insert(specs.end(), kPlanOptions.begin(), kPlanOptions.end());
+  specs.push_back({"no-verify-input", "", "do not verify the input IR (for passes that repair it)"});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("opt", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc opt FILE.dtir [--passes=LIST] [options]\n\n" << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (args->has("print-pipeline")) {
+    std::cout << passes::printPipelines();
+    return kOk;
+  }
+  if (args->positional.size() != 1) return usageError("opt", "expected one input file");
+  if (std::string clash = outputClash(*args); !clash.empty()) return usageError("opt", clash);
+  std::string emitKind = args->get("emit", "ir");
+  if (emitKind != "ir" && emitKind != "plan")
+    return usageError("opt", "unknown --emit kind '" + emitKind + "' (expected ir or plan)");
+  PlanOptions plan;
+  if (std::string msg = readPlanOptions(*args, emitKind == "plan", plan); !msg.empty())
+    return usageError("opt", msg);
+  const std::string &path = args->positional[0];
+  SourceManager sm;
+  DiagnosticEngine diags(sm, std::cerr);
+  Expected<std::string> text = readSourceFile(path, ".dtir file");
+  if (!text) {
+    diags.error({path, 0, 0}, text.error().message());
+    return kInputError;
+  }
+  ir::TextPositions positions;
+  auto module = ir::parseModule(*text, path, sm, diags, &positions);
+  if (!module) return kInputError;
+  if (!args->has("no-verify-input")) {
+    for (const Diagnostic &d : ir::verifyModule(*module, &positions)) diags.report(d);
+    if (diags.hasErrors()) return kInputError;
+  }
+  std::ostringstream out;
+  if (!runPasses(*args, "", *module, out, err))
+    return err.empty() ? kInputError : usageError("opt", err);
+  if (emitKind == "plan") {
+    if (Error e = printPlans(*module, plan, out)) {
+      std::cerr << "dtnnc: error: " << e.message() << "\n";
+      return kInputError;
+    }
+    return emit(*args, out.str());
+  }
+  ir::printModule(*module, out);
+  return emit(*args, out.str());
+}
+
+int cmdSummary(const std::vector<std::string> &argv) {
+  auto specs = withCommon({{"model", "NAME", "the model to summarize (default: the file's only model)"},
+                           {"I", "DIR", "also search DIR for imported files", true}});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("summary", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc summary FILE.dtnn [options]\n\n" << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (args->positional.size() != 1) return usageError("summary", "expected one input file");
+  SourceManager sm;
+  DiagnosticEngine diags(sm, std::cerr);
+  auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
+  if (!module) return kInputError;
+  std::ostringstream out;
+  ir::printSummary(ir::summarize(*module, *module->graphs().front()), out);
+  return emit(*args, out.str());
+}
+
+int dtnnc(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return kUsageError;
+  }
+  std::string cmd = args.front();
+  args.erase(args.begin());
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return kOk;
+  }
+  if (cmd == "compile") return cmdCompile(args);
+  if (cmd == "opt") return cmdOpt(args);
+  if (cmd == "summary") return cmdSummary(args);
+  if (cmd == "ops") return cmdOps(args);
+  std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops"});
+  std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
+            << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
+            << kUsage;
+  return kUsageError;
+}
+
+} // namespace
+
+int dtnn::dtnncMain(int argc, char **argv) {
+  return cli::runGuarded("dtnnc", [&] { return dtnnc(argc, argv); });
+}
