@@ -1,6 +1,7 @@
 // dtnnc: the compiler driver. It parses options and calls the libraries;
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
 #include "dtnn/Tools.h"
+#include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
 #include "ir/Files.h"
 #include "ir/Output.h"
@@ -392,5 +393,9 @@ int dtnnc(int argc, char **argv) {
 } // namespace
 
 int dtnn::dtnncMain(int argc, char **argv) {
+  if (Error e = registerBuiltins()) {
+    std::cerr << "dtnnc: error: " << e.message() << "\n";
+    return kInputError;
+  }
   return cli::runGuarded("dtnnc", [&] { return dtnnc(argc, argv); });
 }
