@@ -76,7 +76,7 @@ const std::vector<RunSettingDef> &runSettingDefs() {
       {"batch", K::Count, "samples per step (over all ranks)", 1, "batch", "N"},
       {"checkpoint_every", K::Count, "with --save, also save every N epochs", 0,
        "checkpoint-every", "N"},
-      {"data", K::Choice, "", 0, "", "", "data source", {"data"}},
+      {"data", K::Choice, "the data source", 0, "data-source", "NAME", "data source", {"data"}},
       {"early_stopping", K::Choice, "", 0, "", "", "early stopping", {"early_stopping"}},
       {"epochs", K::Count, "epochs to train", 0, "epochs", "N"},
       {"loss", K::Choice, "", 0, "", "", "loss", {"loss"}},

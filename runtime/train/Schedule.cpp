@@ -68,7 +68,7 @@ private:
     return c;
   }
   void fail(const std::string &msg) {
-    if (!error_) error_ = Error::make(what_ + ": " + msg);
+    if (!error_) error_ = Error::make(what_.empty() ? msg : what_ + ": " + msg);
   }
   std::string what_;
   const ir::AttrMap &args_;
@@ -199,10 +199,9 @@ Built constant(double base) {
 // which keeps the first error.
 using ReaderBuild = Built (*)(ArgReader &r, double base, int64_t epochs);
 
-ScheduleBuilder withReader(std::string name, ReaderBuild build) {
-  return [name = std::move(name), build](const ir::AttrMap &args, double base,
-                                         int64_t epochs) -> Expected<Built> {
-    ArgReader r("schedule '" + name + "'", args);
+ScheduleBuilder withReader(ReaderBuild build) {
+  return [build](const ir::AttrMap &args, double base, int64_t epochs) -> Expected<Built> {
+    ArgReader r("", args);
     Built s = build(r, base, epochs);
     if (r.failed()) return r.takeError();
     return Expected<Built>(std::move(s));
@@ -236,10 +235,10 @@ Error registerBuiltinSchedules() {
   using K = AttrKind;
   std::vector<ScheduleDef> all = {
       {"constant", {}, "a constant rate",
-       withReader("constant", [](ArgReader &, double base, int64_t) { return constant(base); }),
+       withReader([](ArgReader &, double base, int64_t) { return constant(base); }),
        true},
       {"cosine", {{"t_max", K::Int}, {"eta_min", K::Float}}, "cosine annealing to eta_min",
-       withReader("cosine", [](ArgReader &r, double base, int64_t epochs) -> Built {
+       withReader([](ArgReader &r, double base, int64_t epochs) -> Built {
          int64_t tMax = r.integer("t_max", std::max<int64_t>(epochs, 1));
          double etaMin = r.number("eta_min", 0.0);
          r.check(tMax >= 1, "t_max must be at least 1, got " + std::to_string(tMax));
@@ -250,7 +249,7 @@ Error registerBuiltinSchedules() {
          });
        })},
       {"exponential", {{"gamma", K::Float}}, "multiply by gamma every epoch",
-       withReader("exponential", [](ArgReader &r, double base, int64_t) -> Built {
+       withReader([](ArgReader &r, double base, int64_t) -> Built {
          double gamma = r.number("gamma", std::nullopt);
          r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
          return std::make_unique<EpochSchedule>(
@@ -258,7 +257,7 @@ Error registerBuiltinSchedules() {
        })},
       {"multistep", {{"milestones", K::Ints}, {"gamma", K::Float}},
        "multiply by gamma at each milestone epoch",
-       withReader("multistep", [](ArgReader &r, double base, int64_t) -> Built {
+       withReader([](ArgReader &r, double base, int64_t) -> Built {
          std::vector<int64_t> ms = r.integers("milestones");
          double gamma = r.number("gamma", 0.1);
          r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
@@ -274,7 +273,7 @@ Error registerBuiltinSchedules() {
       {"reduce_on_plateau",
        {{"factor", K::Float}, {"patience", K::Int}, {"threshold", K::Float}, {"min_lr", K::Float}},
        "multiply by factor when the validation loss stops improving",
-       withReader("reduce_on_plateau", [](ArgReader &r, double base, int64_t) -> Built {
+       withReader([](ArgReader &r, double base, int64_t) -> Built {
          double factor = r.number("factor", 0.1);
          int64_t patience = r.integer("patience", 10);
          double threshold = r.number("threshold", 1e-4);
@@ -287,7 +286,7 @@ Error registerBuiltinSchedules() {
        })},
       {"step", {{"step_size", K::Int}, {"gamma", K::Float}},
        "multiply by gamma every step_size epochs",
-       withReader("step", [](ArgReader &r, double base, int64_t) -> Built {
+       withReader([](ArgReader &r, double base, int64_t) -> Built {
          int64_t stepSize = r.integer("step_size", std::nullopt);
          double gamma = r.number("gamma", 0.1);
          r.check(stepSize >= 1, "step_size must be at least 1, got " + std::to_string(stepSize));
@@ -297,7 +296,7 @@ Error registerBuiltinSchedules() {
        })},
       // A linear warm-up alone, then a constant rate; makeSchedule reads its arguments.
       {"warmup", {}, "a linear warm-up over `epochs` epochs, then a constant rate",
-       withReader("warmup", [](ArgReader &, double base, int64_t) { return constant(base); }),
+       withReader([](ArgReader &, double base, int64_t) { return constant(base); }),
        false, "epochs", "start_factor", 5},
   };
   for (ScheduleDef &d : all)
@@ -336,7 +335,7 @@ Expected<std::unique_ptr<LrSchedule>> makeSchedule(const ScheduleSpec &spec, dou
   for (const auto &[k, v] : spec.args.entries())
     if (k != epochsArg && k != factorArg) own.set(k, v);
   Expected<Built> inner = kind->build(own, baseLr, totalEpochs - std::max<int64_t>(warmup, 0));
-  if (!inner) return inner.takeError();
+  if (!inner) return Error::make("schedule '" + name + "': " + inner.error().message());
   Built s = std::move(*inner);
   if (warmup > 0)
     s = std::make_unique<WarmupSchedule>(std::move(s), baseLr, warmup, startFactor);

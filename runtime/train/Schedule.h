@@ -65,7 +65,8 @@ std::vector<std::string> scheduleNames();
 
 // Builds a schedule from its arguments (each of the kind its registration
 // declares; absent ones take their defaults), the base rate, and the epochs
-// left after warm-up. Errors name the argument at fault.
+// left after warm-up. Errors name the argument at fault; makeSchedule prefixes
+// them with the schedule: "schedule 'step': gamma must be > 0, got 0".
 using ScheduleBuilder = std::function<Expected<std::unique_ptr<LrSchedule>>(
     const ir::AttrMap &args, double baseLr, int64_t epochs)>;
 

@@ -36,20 +36,29 @@ bool inferUpdate(ir::InferCtx &ctx) {
   return true;
 }
 
+// Registered for any one layout (LayoutKind::Same): param and grad arrive in
+// the layout the parameter has on the run's backend, and the update runs over
+// their whole buffers, padding included, which is elementwise all the same.
 class UpdateKernel : public runtime::Kernel {
 public:
-  explicit UpdateKernel(const runtime::KernelRequest &r) : Kernel(r) {}
+  explicit UpdateKernel(const runtime::KernelRequest &r) : Kernel(r) {
+    in_[0] = in_[1] = r.in[0];
+    n_ = static_cast<int64_t>(r.in[0].bytes / sizeof(float));
+  }
   Error run(const runtime::KernelArgs &a, runtime::ExecContext &) override {
     float *p = a.out[0].as<float>();
     const float *g = a.in[1].as<float>();
     float lr = *a.in[2].as<float>();
     float decay = static_cast<float>(a.op->attrs().getFloat("weight_decay"));
-    for (int64_t i = 0, n = a.out[0].numel(); i < n; ++i) {
+    for (int64_t i = 0; i < n_; ++i) {
       float d = g[i] + decay * p[i];
       p[i] -= lr * static_cast<float>((d > 0) - (d < 0));
     }
     return Error::success();
   }
+
+private:
+  int64_t n_;
 };
 
 } // namespace
@@ -69,6 +78,7 @@ Error registerSignSgd() {
   k.op = "signsgd_update";
   k.backend = "reference";
   k.dtype = ir::DType::F32;
+  k.layouts = runtime::LayoutKind::Same;
   k.make = [](const runtime::KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
     return std::unique_ptr<runtime::Kernel>(new UpdateKernel(r));
   };

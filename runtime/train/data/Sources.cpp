@@ -159,11 +159,17 @@ Dataset slice(const Dataset &data, int64_t begin, int64_t end) {
   return out;
 }
 
-// ImageNet's training set is JPEG files, which dtnn has no decoder for yet.
+ir::Registry<DataSourceDef> &registry();
+
+// ImageNet's training set is JPEG files, which dtnn has no decoder for yet. The hint lists the
+// other sources that read files.
 Expected<DataSplits> loadImagenet(const Source &src, const DataSpec &, const std::string &,
                                   uint64_t) {
+  std::string others;
+  for (const DataSourceDef *d : registry().entries())
+    if (d->readsFiles && d->name != src.name) others += (others.empty() ? "" : ", ") + d->name;
   return Error::make(std::string(src.name) + ": dtnn cannot read ImageNet yet (its images are "
-                     "JPEG files); " + src.hint);
+                     "JPEG files); " + src.hint + " (" + others + ")");
 }
 
 Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, const std::string &,
@@ -242,7 +248,7 @@ Error registerBuiltinDataSources() {
        true},
       {"imagenet", dirArg, "ImageNet (not readable yet)", loadImagenet,
        {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}}, "/usr/share/datasets/imagenet",
-       "train with --synthetic, or on a data set dtnn reads (cifar10, fashion_mnist, mnist)"},
+       "train with --synthetic, or on a data set dtnn reads"},
       {"mnist", dirArg, "MNIST, IDX files", loadIdx, {{0.1307f}, {0.3081f}},
        "/usr/share/datasets/mnist",
        "pass --data DIR naming a directory with the MNIST IDX files "
