@@ -81,8 +81,8 @@ Error registerBuiltinLosses() {
                                 emitAccuracy, false, true, "acc"},
                                ir::kBuiltinOrigin))
     return e;
-  return registerMetric({"top", "topK: the fraction of samples whose label is among the K "
-                                "largest predictions",
+  return registerMetric({"top", "the fraction of samples whose label is among the K largest "
+                                "predictions",
                          emitAccuracy, true},
                         ir::kBuiltinOrigin);
 }

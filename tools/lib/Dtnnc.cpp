@@ -6,6 +6,7 @@
 #include "ir/Files.h"
 #include "ir/Output.h"
 #include "ir/OpCatalogue.h"
+#include "ir/SettingsCatalogue.h"
 #include "ir/Printer.h"
 #include "ir/SourceFile.h"
 #include "ir/Summary.h"
@@ -41,6 +42,7 @@ const char *kUsage =
     "  opt FILE.dtir       run passes over textual IR and print the result\n"
     "  summary FILE.dtnn   print a per-layer table of a model\n"
     "  ops                 print the op catalogue (Markdown) generated from the op table\n"
+    "  settings            print the run settings and their choices (Markdown) from the registries\n"
     "\n"
     "Run 'dtnnc <command> --help' for the options of a command.\n";
 
@@ -228,6 +230,24 @@ int cmdOps(const std::vector<std::string> &argv) {
   return emit(*args, text.str());
 }
 
+int cmdSettings(const std::vector<std::string> &argv) {
+  auto specs = withCommon({});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("settings", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc settings [options]\n\nPrints the run settings and the registered "
+                 "choices of each (Markdown).\n\n"
+              << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (!args->positional.empty())
+    return usageError("settings", "unexpected argument '" + args->positional[0] + "'");
+  std::ostringstream text;
+  ir::printSettingsCatalogue(text);
+  return emit(*args, text.str());
+}
+
 int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
@@ -383,7 +403,8 @@ int dtnnc(int argc, char **argv) {
   if (cmd == "opt") return cmdOpt(args);
   if (cmd == "summary") return cmdSummary(args);
   if (cmd == "ops") return cmdOps(args);
-  std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops"});
+  if (cmd == "settings") return cmdSettings(args);
+  std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops", "settings"});
   std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
             << kUsage;
