@@ -6,7 +6,6 @@
 #pragma once
 
 #include "dtnn/Error.h"
-#include "ir/Diagnostics.h"
 
 #include <algorithm>
 #include <memory>
@@ -66,12 +65,6 @@ public:
     for (const auto &s : slots_) out.push_back(&s->entry);
     return out;
   }
-  // "; did you mean 'x'?" for an unknown `name`, from the registered names, or "".
-  std::string suggestion(const std::string &name) const {
-    std::string hint = closestMatch(name, namesInOrder());
-    return hint.empty() ? "" : "; did you mean '" + hint + "'?";
-  }
-  const std::string &kind() const { return kind_; }
 
 private:
   struct Slot {

@@ -51,14 +51,6 @@ std::vector<std::string> metricNames(const std::string &text) {
   return out;
 }
 
-// "accuracy, top5": one name per registered metric, numbered ones with K = 5.
-std::string metricExamples() {
-  std::string out;
-  for (const SettingChoice &c : settingChoices("metrics"))
-    out += (out.empty() ? "" : ", ") + c.name + (c.numbered ? "5" : "");
-  return out;
-}
-
 // The field of a Choice setting; null for early_stopping, which is optional.
 SettingCall *callOf(RunSettings &s, const std::string &key) {
   if (key == "optimizer") return &s.optimizer;
@@ -188,6 +180,13 @@ std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
   return what + " has no argument '" + arg + "'" +
          (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (arguments: " + join(names) +
          ")";
+}
+
+std::string metricExamples() {
+  std::string out;
+  for (const SettingChoice &c : settingChoices("metrics"))
+    out += (out.empty() ? "" : ", ") + c.name + (c.numbered ? "5" : "");
+  return out;
 }
 
 std::string checkMetricName(const std::string &name) {

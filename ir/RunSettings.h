@@ -102,6 +102,9 @@ std::string checkSettingChoice(const RunSettingDef &def, const std::string &name
 std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
                             const std::string &arg, AttrValue &value);
 
+// One name per registered metric, numbered ones with K = 5: "accuracy, top5".
+std::string metricExamples();
+
 // Checks one metric name: a registered metric, or for a numbered one (top)
 // its name and K from 1 to 99999 (top5).
 std::string checkMetricName(const std::string &name);
