@@ -75,6 +75,7 @@ config.substitutions.append(
      config.python_executable + " " + os.path.join(config.test_source_root, "tools", "check_layers.py"))
 )
 config.substitutions.append(("%dtnn_src_root", config.dtnn_src_root))
+config.substitutions.append(("%dtnn_obj_root", config.dtnn_obj_root))
 config.substitutions.append(
     ("%compare_checkpoints",
      config.python_executable + " " + os.path.join(config.test_source_root, "tools", "compare_checkpoints.py"))
