@@ -2,12 +2,14 @@
 """Checks that libdtnn's layers include each other in one direction only, and that no files
 include each other in a cycle.
 
-Usage: check_layers.py ROOT
+Usage: check_layers.py ROOT [--report]
 
 ROOT is a source tree (dtnn's, or a test's). Every `#include "..."` of a C++ file in a layer's
 folders is resolved against ROOT and ROOT/include; includes that resolve to no file of the tree
 (system and generated headers) are not checked. Prints one line per violation and exits 1 if
-there is any, else prints a summary of the layers and exits 0.
+there is any, else prints a summary of the layers and exits 0. --report also prints the lines
+of each layer and the include graph's largest files: those most included (directly or not), the
+headers that pull in the most, and the longest files.
 """
 import os
 import re
@@ -124,9 +126,40 @@ def cycles(graph):
     return found
 
 
+def report(root, graph):
+    """Prints the lines of each layer and the include graph's largest files."""
+    lines = {}
+    for path in graph:
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            lines[path] = sum(1 for _ in f)
+    for name, _ in LAYERS:
+        files = [p for p in graph if layer_of(p) == name]
+        print(f"layer {name}: {sum(lines[p] for p in files)} lines in {len(files)} files")
+    reach = {}
+    for start in graph:
+        seen, todo = set(), [start]
+        while todo:
+            for child in graph.get(todo.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+        reach[start] = seen
+    included = {p: sum(1 for s in reach.values() if p in s) for p in graph}
+    top = lambda key, files: sorted(files, key=lambda p: (-key(p), p))[:8]
+    print("most included (by how many files, directly or not):")
+    for p in top(lambda p: included[p], graph):
+        print(f"  {p}: {included[p]} files")
+    print("headers that pull in the most (files, lines):")
+    for p in top(lambda p: len(reach[p]), [p for p in graph if p.endswith(".h")]):
+        print(f"  {p}: {len(reach[p])} files, {sum(lines.get(q, 0) for q in reach[p])} lines")
+    print("longest files:")
+    for p in top(lambda p: lines[p], graph):
+        print(f"  {p}: {lines[p]} lines")
+
+
 def main(argv):
-    if len(argv) != 2:
-        print("usage: check_layers.py ROOT", file=sys.stderr)
+    if len(argv) not in (2, 3) or (len(argv) == 3 and argv[2] != "--report"):
+        print("usage: check_layers.py ROOT [--report]", file=sys.stderr)
         return 2
     root = argv[1]
     graph, problems, counts = {}, [], {}
@@ -158,6 +191,8 @@ def main(argv):
         return 1
     summary = ", ".join(f"{name} {counts.get(name, 0)}" for name, _ in LAYERS)
     print(f"layers: files per layer: {summary}; no upward include, no include cycle")
+    if len(argv) == 3:
+        report(root, graph)
     return 0
 
 
