@@ -74,6 +74,12 @@ if mpirun:
 config.substitutions.insert(
     0, ("%mpirun_or_nothing", mpirun + " --oversubscribe --mca btl self,vader --bind-to none" if mpirun else ""))
 config.substitutions.append(
+    ("%check_layers",
+     config.python_executable + " " + os.path.join(config.test_source_root, "tools", "check_layers.py"))
+)
+config.substitutions.append(("%dtnn_src_root", config.dtnn_src_root))
+config.substitutions.append(("%dtnn_obj_root", config.dtnn_obj_root))
+config.substitutions.append(
     ("%compare_checkpoints",
      config.python_executable + " " + os.path.join(config.test_source_root, "tools", "compare_checkpoints.py"))
 )

@@ -5,21 +5,12 @@
 #pragma once
 
 #include "dtnn/Error.h"
-#include "runtime/Tensor.h"
+#include "runtime/train/CheckpointData.h"
 
 #include <cstdint>
-#include <map>
 #include <string>
 
 namespace dtnn::runtime {
-
-// The content of one checkpoint file.
-struct Checkpoint {
-  // Tensors by name; every dtype of ir::DType can be stored, shapes must be static.
-  std::map<std::string, Tensor> tensors;
-  // Free-form strings, stored as the header's "__metadata__" object.
-  std::map<std::string, std::string> metadata;
-};
 
 // The largest JSON header loadCheckpoint accepts, in bytes.
 constexpr uint64_t kMaxCheckpointHeaderBytes = 100'000'000;

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "dtnn/Error.h"
-#include "runtime/train/Checkpoint.h"
+#include "runtime/train/CheckpointData.h"
 
 #include <cstdint>
 #include <map>

@@ -5,7 +5,7 @@
 // predicts, SessionCheckpoint.cpp writes checkpoints and handles signals.
 #pragma once
 
-#include "runtime/train/Trainer.h"
+#include "runtime/train/RunOptions.h"
 
 #include "runtime/train/DeterministicStep.h"
 #include "runtime/ModuleRunner.h"

@@ -1,6 +1,7 @@
 // dtnn-run: trains a model. It compiles the file, applies the command-line
 // overrides to the file's train settings, builds the train and eval steps
 // with the `train` pipeline, and hands them to the runtime's training loop.
+#include "dtnn/Compiler.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
@@ -352,7 +353,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   frontend::CompileOptions co;
   co.modelName = args->get("model");
   co.importDirs = args->all("I");
-  co.importDirs.push_back(DTNN_STDLIB_DIR);
+  co.importDirs.push_back(standardLibraryDir());
   auto module = frontend::compileFile(args->positional[0], co, sm, diags);
   if (!module) return kInputError;
   if (std::string msg = applyOverrides(*args, module->trainConfig()); !msg.empty())

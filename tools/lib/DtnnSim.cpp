@@ -5,6 +5,7 @@
 // this machine (`dtnn-run --op-profile-out`) or estimated, and the network's
 // α-β model (`--net`, written by `dtnn-run --calibrate`, or 100 Gb/s
 // defaults). Each rank keeps its batch (weak scaling).
+#include "dtnn/Compiler.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
@@ -92,7 +93,7 @@ int run(int argc, char **argv) {
   frontend::CompileOptions co;
   co.modelName = args->get("model");
   co.importDirs = args->all("I");
-  co.importDirs.push_back(DTNN_STDLIB_DIR);
+  co.importDirs.push_back(standardLibraryDir());
   double base = 0;
   bool header = false;
   for (int p : ranks) {

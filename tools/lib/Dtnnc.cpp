@@ -1,5 +1,6 @@
 // dtnnc: the compiler driver. It parses options and calls the libraries;
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
+#include "dtnn/Compiler.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
@@ -208,7 +209,7 @@ frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
   frontend::CompileOptions o;
   o.modelName = args.get("model");
   o.importDirs = args.all("I");
-  o.importDirs.push_back(DTNN_STDLIB_DIR);
+  o.importDirs.push_back(standardLibraryDir());
   return o;
 }
 

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Installs dtnn from the build tree BUILD into a temporary prefix, then builds and runs programs
+# against it from a folder outside the source tree: test/install (CMake, find_package(dtnn)) and
+# the same source with pkg-config. Prints what the programs print; exits non-zero on any failure.
+# Usage: install_test.sh BUILD SOURCE_DIR
+set -eu
+build=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+echo "installed: $(cd "$work/prefix" && ls lib/libdtnn.so* lib/cmake/dtnn lib/pkgconfig include/dtnn/*.h bin | tr '\n' ' ')"
+
+# The program's sources, copied out of the tree: nothing of the build tree or the sources is on
+# any path it is built with.
+mkdir "$work/app"
+cp "$src/CMakeLists.txt" "$src/use_dtnn.cpp" "$work/app/"
+cmake -S "$work/app" -B "$work/app/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
+cmake --build "$work/app/build" > "$work/build.log"
+# It loads the installed libdtnn, not the build tree's.
+unset LD_LIBRARY_PATH
+echo "cmake: built use_dtnn, linked with $(ldd "$work/app/build/use_dtnn" | grep -o 'libdtnn[^ ]* => [^ ]*' | sed "s|$work/prefix|PREFIX|")"
+"$work/app/build/use_dtnn" ops > "$work/use_dtnn.out"
+grep -v "^param\|^buffer\|^  %" "$work/use_dtnn.out" | head -n 18
+
+# pkg-config, for builds without CMake.
+echo "pkg-config: dtnn $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --modversion dtnn)"
+c++ -std=c++20 -o "$work/use_dtnn_pc" "$work/app/use_dtnn.cpp" \
+  $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs dtnn) \
+  -Wl,-rpath,"$work/prefix/lib"
+echo "pkg-config: built use_dtnn"
+"$work/use_dtnn_pc" > "$work/pc.out"
+head -n 1 "$work/pc.out"
+
+# The installed programs run from the prefix and find the installed standard library: a block
+# added to the installed std/resnet.dtnn resolves.
+printf 'block install_marker(x) {\n  return x |> relu\n}\n' >> "$work/prefix/share/dtnn/std/resnet.dtnn"
+printf 'import "std/resnet.dtnn"\nmodel M(x: f32[N, 4]) -> f32[N, 4] {\n  return x |> install_marker\n}\n' > "$work/marker.dtnn"
+"$work/prefix/bin/dtnnc" compile "$work/marker.dtnn" | grep relu | sed "s|$work/||"
+"$work/prefix/bin/dtnnc" compile "$src/../../examples/resnet18.dtnn" > "$work/resnet18.dtir"
+echo "installed dtnnc: $(ldd "$work/prefix/bin/dtnnc" | grep -o 'libdtnn[^ ]* => [^ ]*' | sed "s|$work/prefix|PREFIX|"); ResNet-18 compiled, $(grep -c "std/resnet.dtnn" "$work/resnet18.dtir") lines from std/resnet.dtnn"

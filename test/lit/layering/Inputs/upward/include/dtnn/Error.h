@@ -1,0 +1,3 @@
+// The error type: the bottom of every layer.
+#pragma once
+#include "dtnn/Registry.h"

@@ -1,0 +1,2 @@
+#include "runtime/Engine.h"
+#include "runtime/train/Session.h"

@@ -1,0 +1,3 @@
+#pragma once
+#include "dtnn/Error.h"
+#include "runtime/Engine.h"
