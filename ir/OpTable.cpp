@@ -1,5 +1,7 @@
 #include "ir/OpTable.h"
 
+#include "ir/OpRegistry.h"
+
 #include "ir/IR.h"
 #include "ir/Registry.h"
 
@@ -94,21 +96,27 @@ OpTable &table() {
 
 const OpTable &OpTable::get() { return table(); }
 
+struct OpTableAccess {
+  static Error add(OpDef def, const std::string &origin) {
+    auto &ops = table().ops_;
+    if (auto it = ops.find(def.name); it != ops.end())
+      return Error::make(duplicateMessage("op", def.name, it->second.origin, origin));
+    if (def.name.empty()) return Error::make(origin + " registers an op without a name");
+    if (!def.inferShape)
+      return Error::make("op '" + def.name + "' of " + origin + " has no shape rule");
+    std::string name = def.name;
+    ops.emplace(name, OpTable::Entry{std::make_unique<OpDef>(std::move(def)), origin});
+    return Error::success();
+  }
+};
+
 Error registerOp(OpDef def, const std::string &origin) {
-  auto &ops = table().ops_;
-  if (auto it = ops.find(def.name); it != ops.end())
-    return Error::make(duplicateMessage("op", def.name, it->second.origin, origin));
-  if (def.name.empty()) return Error::make(origin + " registers an op without a name");
-  if (!def.inferShape)
-    return Error::make("op '" + def.name + "' of " + origin + " has no shape rule");
-  std::string name = def.name;
-  ops.emplace(name, OpTable::Entry{std::make_unique<OpDef>(std::move(def)), origin});
-  return Error::success();
+  return OpTableAccess::add(std::move(def), origin);
 }
 
 void BuiltinOps::add(OpDef def) {
   Error e = registerOp(std::move(def), kBuiltinOrigin);
-  if (e && !error_) error_ = std::move(e);
+  if (e && failure_.empty()) failure_ = e.message();
 }
 
 Error registerBuiltinOps() {
@@ -128,7 +136,7 @@ Error registerBuiltinOps() {
   registerLossOps(t);
   registerOptimizerOps(t);
   registerCollectiveOps(t);
-  return t.takeError();
+  return t.failure().empty() ? Error::success() : Error::make(t.failure());
 }
 
 const OpDef *OpTable::lookup(const std::string &name) const {

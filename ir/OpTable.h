@@ -1,10 +1,9 @@
-// The registry of op definitions, open to extensions: registerOp adds an
-// entry, and the built-in op families register theirs through it from their
-// own files under ir/ops/ (registerBuiltinOps). Lookups are by the op's
-// textual name.
+// The registry of op definitions, open to extensions: registerOp
+// (ir/OpRegistry.h) adds an entry, and the built-in op families register
+// theirs through it from their own files under ir/ops/ (registerBuiltinOps).
+// Lookups are by the op's textual name.
 #pragma once
 
-#include "dtnn/Error.h"
 #include "ir/OpDef.h"
 
 #include <map>
@@ -27,7 +26,8 @@ public:
   std::vector<std::string> names() const;
 
 private:
-  friend Error registerOp(OpDef def, const std::string &origin);
+  // How registerOp (ir/OpRegistry.h) adds entries; defined in OpTable.cpp.
+  friend struct OpTableAccess;
   struct Entry {
     std::unique_ptr<OpDef> def;
     std::string origin;
@@ -35,22 +35,16 @@ private:
   std::map<std::string, Entry> ops_;
 };
 
-// Adds `def` to the process-wide op table; `origin` names the registrant in
-// messages. Fails when the name is taken or the entry lacks a shape rule.
-Error registerOp(OpDef def, const std::string &origin);
-
-// Registers every built-in op (once; later calls do nothing).
-Error registerBuiltinOps();
-
-// What the built-in op families register through: registerOp with origin
-// "built-in", keeping the first failure.
+// What the built-in op families register through: registerOp
+// (ir/OpRegistry.h) with origin "built-in", keeping the first failure.
 class BuiltinOps {
 public:
   void add(OpDef def);
-  Error takeError() { return std::move(error_); }
+  // The message of the first registration that failed, or "".
+  const std::string &failure() const { return failure_; }
 
 private:
-  Error error_;
+  std::string failure_;
 };
 
 // Registration functions, one per file under ir/ops.

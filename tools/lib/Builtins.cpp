@@ -3,7 +3,7 @@
 #include "dtnn/Registry.h"
 
 #include "backends/reference/ReferenceBackend.h"
-#include "ir/OpTable.h"
+#include "ir/OpRegistry.h"
 #include "passes/Losses.h"
 #include "passes/Optimizers.h"
 #include "passes/PassRegistry.h"
