@@ -130,7 +130,7 @@ void evalMetrics(const Expr &e, ir::AttrMap &out, DiagnosticEngine &diags) {
     items.push_back(&e);
   for (const Expr *k : items) {
     if (k->kind != Expr::Kind::Name) {
-      diags.error(k->loc, "metrics must be names, such as [accuracy, top5]");
+      diags.error(k->loc, "metrics must be names, such as [" + ir::metricExamples() + "]");
       return;
     }
     if (std::string msg = ir::checkMetricName(k->text); !msg.empty()) {

@@ -1,6 +1,7 @@
 #include "ir/OpCatalogue.h"
 
 #include "ir/OpTable.h"
+#include "ir/Registry.h"
 
 namespace dtnn::ir {
 
@@ -59,6 +60,8 @@ void printOpCatalogue(std::ostream &os) {
        << "\n";
     if (def->random) os << "- draws random numbers: never merged with another op\n";
     if (def->collective) os << "- collective: every rank runs it; never merged or removed\n";
+    if (std::string origin = OpTable::get().origin(def->name); origin != kBuiltinOrigin)
+      os << "- registered by: " << origin << "\n";
     if (def->layer) {
       os << "- layer call: `";
       os << (def->layer->tensorInputs == 1 ? "x" : "(inputs)") << " |> " << def->name << "(";

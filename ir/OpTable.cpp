@@ -1,6 +1,9 @@
 #include "ir/OpTable.h"
 
+#include "ir/OpRegistry.h"
+
 #include "ir/IR.h"
+#include "ir/Registry.h"
 
 #include <cassert>
 #include <climits>
@@ -84,47 +87,78 @@ bool OpDef::writesOperands() const {
   return false;
 }
 
-const OpTable &OpTable::get() {
-  static const OpTable table = [] {
-    OpTable t;
-    registerConvOps(t);
-    registerDenseOps(t);
-    registerPoolOps(t);
-    registerNormOps(t);
-    registerShapeOps(t);
-    registerElementwiseOps(t);
-    registerActivationOps(t);
-    registerDropoutOps(t);
-    registerEncodingOps(t);
-    registerLossOps(t);
-    registerOptimizerOps(t);
-    registerCollectiveOps(t);
-    return t;
-  }();
-  return table;
+namespace {
+OpTable &table() {
+  static OpTable t;
+  return t;
+}
+} // namespace
+
+const OpTable &OpTable::get() { return table(); }
+
+struct OpTableAccess {
+  static Error add(OpDef def, const std::string &origin) {
+    auto &ops = table().ops_;
+    if (auto it = ops.find(def.name); it != ops.end())
+      return Error::make(duplicateMessage("op", def.name, it->second.origin, origin));
+    if (def.name.empty()) return Error::make(origin + " registers an op without a name");
+    if (!def.inferShape)
+      return Error::make("op '" + def.name + "' of " + origin + " has no shape rule");
+    std::string name = def.name;
+    ops.emplace(name, OpTable::Entry{std::make_unique<OpDef>(std::move(def)), origin});
+    return Error::success();
+  }
+};
+
+Error registerOp(OpDef def, const std::string &origin) {
+  return OpTableAccess::add(std::move(def), origin);
+}
+
+void BuiltinOps::add(OpDef def) {
+  Error e = registerOp(std::move(def), kBuiltinOrigin);
+  if (e && failure_.empty()) failure_ = e.message();
+}
+
+Error registerBuiltinOps() {
+  static bool done = false;
+  if (done) return Error::success();
+  done = true;
+  BuiltinOps t;
+  registerConvOps(t);
+  registerDenseOps(t);
+  registerPoolOps(t);
+  registerNormOps(t);
+  registerShapeOps(t);
+  registerElementwiseOps(t);
+  registerActivationOps(t);
+  registerDropoutOps(t);
+  registerEncodingOps(t);
+  registerLossOps(t);
+  registerOptimizerOps(t);
+  registerCollectiveOps(t);
+  return t.failure().empty() ? Error::success() : Error::make(t.failure());
 }
 
 const OpDef *OpTable::lookup(const std::string &name) const {
   auto it = ops_.find(name);
-  return it == ops_.end() ? nullptr : it->second.get();
+  return it == ops_.end() ? nullptr : it->second.def.get();
+}
+
+std::string OpTable::origin(const std::string &name) const {
+  auto it = ops_.find(name);
+  return it == ops_.end() ? "" : it->second.origin;
 }
 
 std::vector<const OpDef *> OpTable::all() const {
   std::vector<const OpDef *> out;
-  for (const auto &[name, def] : ops_) out.push_back(def.get());
+  for (const auto &[name, e] : ops_) out.push_back(e.def.get());
   return out;
 }
 
 std::vector<std::string> OpTable::names() const {
   std::vector<std::string> out;
-  for (const auto &[name, def] : ops_) out.push_back(name);
+  for (const auto &[name, e] : ops_) out.push_back(name);
   return out;
-}
-
-void OpTable::add(OpDef def) {
-  assert(!ops_.count(def.name) && "op registered twice");
-  std::string name = def.name;
-  ops_[name] = std::make_unique<OpDef>(std::move(def));
 }
 
 } // namespace dtnn::ir

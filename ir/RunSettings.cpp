@@ -1,7 +1,6 @@
 #include "ir/RunSettings.h"
 
 #include "ir/Diagnostics.h"
-#include "ir/OpTable.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,55 +14,6 @@ std::string join(const std::vector<std::string> &names) {
   std::string s;
   for (const std::string &n : names) s += (s.empty() ? "" : ", ") + n;
   return s;
-}
-
-std::vector<SettingChoice> optimizers() {
-  std::vector<SettingChoice> out;
-  for (const char *name : {"sgd", "adam", "adamw", "rmsprop", "nadam"}) {
-    SettingChoice c{name, {{"lr", AttrKind::Float}}};
-    if (c.name != "sgd" && c.name != "rmsprop") c.args.push_back({"betas", AttrKind::Floats});
-    // The other hyperparameters are the attributes of the optimizer's update op.
-    if (const OpDef *def = OpTable::get().lookup(c.name + "_update"))
-      for (const AttrSpec &a : def->attrs) c.args.push_back({a.name, a.kind});
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-std::vector<SettingChoice> losses() {
-  return {{"bce_loss", {}}, {"mse_loss", {}}, {"nll_loss", {}}, {"softmax_cross_entropy", {}}};
-}
-
-std::vector<SettingChoice> schedules() {
-  using K = AttrKind;
-  std::vector<SettingChoice> out = {
-      {"constant", {}},
-      {"cosine", {{"t_max", K::Int}, {"eta_min", K::Float}}},
-      {"exponential", {{"gamma", K::Float}}},
-      {"multistep", {{"milestones", K::Ints}, {"gamma", K::Float}}},
-      {"reduce_on_plateau",
-       {{"factor", K::Float}, {"patience", K::Int}, {"threshold", K::Float}, {"min_lr", K::Float}}},
-      {"step", {{"step_size", K::Int}, {"gamma", K::Float}}},
-  };
-  // Every schedule may start with a linear warm-up; `warmup` alone is one.
-  for (SettingChoice &c : out)
-    c.args.insert(c.args.end(), {{"warmup", K::Int}, {"warmup_start_factor", K::Float}});
-  out.push_back({"warmup", {{"epochs", K::Int}, {"start_factor", K::Float}}});
-  return out;
-}
-
-std::vector<SettingChoice> dataSources() {
-  using K = AttrKind;
-  return {{"cifar10", {{"dir", K::String}}},
-          {"fashion_mnist", {{"dir", K::String}}},
-          {"imagenet", {{"dir", K::String}}},
-          {"mnist", {{"dir", K::String}}},
-          {"synthetic",
-           {{"classes", K::Int}, {"shape", K::Ints}, {"test_size", K::Int}, {"train_size", K::Int}}}};
-}
-
-std::vector<SettingChoice> earlyStopping() {
-  return {{"early_stopping", {{"patience", AttrKind::Int}, {"min_delta", AttrKind::Float}}}};
 }
 
 const char *kindDescription(AttrKind k) {
@@ -80,7 +30,7 @@ const char *kindDescription(AttrKind k) {
 
 const SettingChoice *findChoice(const RunSettingDef &def, const std::string &name,
                                 std::vector<SettingChoice> &storage) {
-  storage = def.choices();
+  storage = settingChoices(def.key);
   for (const SettingChoice &c : storage)
     if (c.name == name) return &c;
   return nullptr;
@@ -91,9 +41,9 @@ std::string article(const std::string &noun) {
   return (std::string("aeiou").find(noun[0]) == std::string::npos ? "a " : "an ") + noun;
 }
 
-// The metric names of "accuracy,top5", accuracy first and without repeats.
+// The metric names of "accuracy,top5", the default metric first and without repeats.
 std::vector<std::string> metricNames(const std::string &text) {
-  std::vector<std::string> out = {"accuracy"};
+  std::vector<std::string> out = {defaultSettingChoice("metrics")};
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ','))
@@ -118,14 +68,14 @@ const std::vector<RunSettingDef> &runSettingDefs() {
       {"batch", K::Count, "samples per step (over all ranks)", 1, "batch", "N"},
       {"checkpoint_every", K::Count, "with --save, also save every N epochs", 0,
        "checkpoint-every", "N"},
-      {"data", K::Choice, "", 0, "", "", "data source", dataSources},
-      {"early_stopping", K::Choice, "", 0, "", "", "early stopping", earlyStopping},
+      {"data", K::Choice, "the data source", 0, "data-source", "NAME", "data source", {"data"}},
+      {"early_stopping", K::Choice, "", 0, "", "", "early stopping", {"early_stopping"}},
       {"epochs", K::Count, "epochs to train", 0, "epochs", "N"},
-      {"loss", K::Choice, "", 0, "", "", "loss", losses},
+      {"loss", K::Choice, "", 0, "", "", "loss", {"loss"}},
       {"metrics", K::Metrics, ""},
       {"optimizer", K::Choice, "the optimizer", 0, "optimizer",
-       "NAME", "optimizer", optimizers},
-      {"schedule", K::Choice, "", 0, "", "", "schedule", schedules},
+       "NAME", "optimizer", {"optimizer"}},
+      {"schedule", K::Choice, "", 0, "", "", "schedule", {"schedule"}},
       {"seed", K::Count, "seed of initialization, shuffling and dropout", 0, "seed", "S"},
       {"validation", K::Fraction, "hold out this fraction of the training set for validation", 0,
        "validation", "F"},
@@ -153,7 +103,7 @@ std::string settingExpectation(const RunSettingDef &def) {
   case SettingKind::Fraction: return "a fraction in [0, 1)";
   case SettingKind::Rate: return "a positive number";
   case SettingKind::Choice: return "the name of " + article(def.noun);
-  case SettingKind::Metrics: return "names of metrics, such as [accuracy, top5]";
+  case SettingKind::Metrics: return "names of metrics, such as [" + metricExamples() + "]";
   }
   return "";
 }
@@ -232,12 +182,26 @@ std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
          ")";
 }
 
+std::string metricExamples() {
+  std::string out;
+  for (const SettingChoice &c : settingChoices("metrics"))
+    out += (out.empty() ? "" : ", ") + c.name + (c.numbered ? "5" : "");
+  return out;
+}
+
 std::string checkMetricName(const std::string &name) {
-  if (name == "accuracy") return "";
-  bool digits = name.size() > 3 && name.size() < 9 && name.compare(0, 3, "top") == 0 &&
-                std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (digits && std::stoll(name.substr(3)) >= 1) return "";
-  return "unknown metric '" + name + "' (known: accuracy, topK such as top5)";
+  std::string known;
+  for (const SettingChoice &c : settingChoices("metrics")) {
+    if (!c.numbered && name == c.name) return "";
+    size_t n = c.name.size();
+    bool digits = c.numbered && name.size() > n && name.size() < n + 6 &&
+                  name.compare(0, n, c.name) == 0 &&
+                  std::all_of(name.begin() + n, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (digits && std::stoll(name.substr(n)) >= 1) return "";
+    known += (known.empty() ? "" : ", ") + c.name;
+    if (c.numbered) known += "K such as " + c.name + "5";
+  }
+  return "unknown metric '" + name + "' (known: " + known + ")";
 }
 
 Expected<RunSettings> readRunSettings(const AttrMap &config) {

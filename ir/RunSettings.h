@@ -12,14 +12,16 @@
 // error at its source location.
 //
 // A setting that names a choice (an optimizer, a loss, a schedule, a data
-// source) lists its choices here with their arguments and their kinds. The
-// code that implements a choice (passes/Optimizers, runtime/Schedule,
-// runtime/train/data/Sources) checks the meaning of the values: a gamma above zero,
-// strictly increasing milestones.
+// source, a metric) reads its choices, with their arguments and their kinds,
+// from the registry of ir/SettingChoices.h, which the code implementing each
+// choice fills (passes/Optimizers, runtime/train/Schedule,
+// runtime/train/data/Sources). That code checks the meaning of the values: a
+// gamma above zero, strictly increasing milestones.
 #pragma once
 
 #include "ir/Attributes.h"
 #include "dtnn/Error.h"
+#include "ir/SettingChoices.h"
 
 #include <cstdint>
 #include <optional>
@@ -37,18 +39,6 @@ enum class SettingKind {
   Metrics,  // names of metrics: metrics = [accuracy, top5], carried as "accuracy,top5"
 };
 
-// A named argument of a choice and the kind of its value.
-struct ChoiceArg {
-  std::string name;
-  AttrKind kind;
-};
-
-// One choice of a Choice setting: `step` of `schedule`, with its arguments.
-struct SettingChoice {
-  std::string name;
-  std::vector<ChoiceArg> args;
-};
-
 struct RunSettingDef {
   std::string key;       // "batch"; "optimizer.lr" for the learning rate
   SettingKind kind;
@@ -57,7 +47,7 @@ struct RunSettingDef {
   std::string flag;      // dtnn-run's option for it, without "--"; "" when none
   std::string valueName; // the option's value in help: "N"
   std::string noun;      // Choice: what a choice is, for messages: "data source"
-  std::vector<SettingChoice> (*choices)() = nullptr; // Choice: the choices, in message order
+  ChoiceList choices;    // Choice: the registered choices, in message order
 };
 
 // A Choice setting's value: the choice and its arguments (key.arg entries).
@@ -67,7 +57,8 @@ struct SettingCall {
 };
 
 // The typed settings of a run, with the defaults of a setting neither the
-// file nor a flag gives.
+// file nor a flag gives (a Choice setting's default is the choice registered
+// as its default).
 struct RunSettings {
   int64_t batch = 64;
   int64_t epochs = 1;
@@ -75,12 +66,12 @@ struct RunSettings {
   double lr = 0.01;              // optimizer.lr
   double validation = 0;         // fraction of the training set held out
   int64_t checkpointEvery = 0;   // epochs; 0: only at the end (with --save)
-  SettingCall optimizer{"sgd", {}};
-  SettingCall loss{"softmax_cross_entropy", {}};
-  SettingCall data{"fashion_mnist", {}};
-  SettingCall schedule{"constant", {}};
+  SettingCall optimizer{defaultSettingChoice("optimizer"), {}};
+  SettingCall loss{defaultSettingChoice("loss"), {}};
+  SettingCall data{defaultSettingChoice("data"), {}};
+  SettingCall schedule{defaultSettingChoice("schedule"), {}};
   std::optional<AttrMap> earlyStopping; // the arguments of early_stopping(...)
-  std::vector<std::string> metrics{"accuracy"}; // accuracy first, no repeats
+  std::vector<std::string> metrics{defaultSettingChoice("metrics")}; // the default first, no repeats
 };
 
 // Every setting, train-section keys first in alphabetical order, then
@@ -111,7 +102,11 @@ std::string checkSettingChoice(const RunSettingDef &def, const std::string &name
 std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
                             const std::string &arg, AttrValue &value);
 
-// Checks one metric name: accuracy, or topK with K from 1 to 99999.
+// One name per registered metric, numbered ones with K = 5: "accuracy, top5".
+std::string metricExamples();
+
+// Checks one metric name: a registered metric, or for a numbered one (top)
+// its name and K from 1 to 99999 (top5).
 std::string checkMetricName(const std::string &name);
 
 // Checks every entry of a module's settings against the schema (unknown keys,

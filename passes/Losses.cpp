@@ -1,13 +1,100 @@
 #include "passes/Losses.h"
 
+#include "ir/OpTable.h"
+#include "ir/Registry.h"
+
+#include <algorithm>
+
 namespace dtnn::passes {
+
+namespace {
+
+ir::Registry<LossDef> &losses() {
+  static ir::Registry<LossDef> registry("loss");
+  return registry;
+}
+
+ir::Registry<MetricDef> &metrics() {
+  static ir::Registry<MetricDef> registry("metric");
+  return registry;
+}
+
+// The metric `name` names, with its K (0 for one that is not numbered), or null.
+const MetricDef *findMetric(const std::string &name, int64_t &k) {
+  k = 0;
+  if (const MetricDef *m = metrics().find(name); m && !m->numbered) return m;
+  for (const MetricDef *m : metrics().entries()) {
+    size_t n = m->name.size();
+    if (!m->numbered || name.size() <= n || name.compare(0, n, m->name) != 0) continue;
+    if (!std::all_of(name.begin() + n, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    k = std::stoll(name.substr(n));
+    return m;
+  }
+  return nullptr;
+}
+
+// The accuracy op: the fraction of samples whose label is among the k largest predictions.
+ir::Value *emitAccuracy(ir::Builder &b, ir::Value *prediction, ir::Value *label, int64_t k,
+                        std::string &error) {
+  ir::Value *v = b.create1("accuracy", {prediction, label}, ir::attrs({{"k", std::max<int64_t>(k, 1)}}));
+  if (!v) error = b.error();
+  return v;
+}
+
+} // namespace
+
+Error registerLoss(LossDef def, const std::string &origin) {
+  if (losses().find(def.name))
+    return Error::make(ir::duplicateMessage("loss", def.name, losses().origin(def.name), origin));
+  if (!ir::OpTable::get().lookup(def.name))
+    return Error::make("loss '" + def.name + "' of " + origin + " has no op in the op table");
+  ir::SettingChoice choice{def.name, {}, def.summary, def.isDefault};
+  if (Error e = ir::registerSettingChoice("loss", std::move(choice), origin)) return e;
+  std::string name = def.name;
+  return losses().add(name, origin, std::move(def));
+}
+
+Error registerMetric(MetricDef def, const std::string &origin) {
+  if (metrics().find(def.name))
+    return Error::make(ir::duplicateMessage("metric", def.name, metrics().origin(def.name), origin));
+  if (!def.emit) return Error::make("metric '" + def.name + "' of " + origin + " emits nothing");
+  ir::SettingChoice choice{def.name, {}, def.summary, def.isDefault, def.numbered};
+  if (Error e = ir::registerSettingChoice("metrics", std::move(choice), origin)) return e;
+  std::string name = def.name;
+  return metrics().add(name, origin, std::move(def));
+}
+
+Error registerBuiltinLosses() {
+  static bool done = false;
+  if (done) return Error::success();
+  done = true;
+  std::vector<LossDef> all = {
+      {"bce_loss", "binary cross-entropy of probabilities against one-hot labels", true},
+      {"mse_loss", "mean squared error against one-hot labels", true},
+      {"nll_loss", "negative log-likelihood of log-probabilities"},
+      {"softmax_cross_entropy", "cross-entropy of the softmax of logits", false, true},
+  };
+  for (LossDef &d : all)
+    if (Error e = registerLoss(std::move(d), ir::kBuiltinOrigin)) return e;
+  if (Error e = registerMetric({"accuracy", "the fraction of samples classified correctly",
+                                emitAccuracy, false, true, "acc"},
+                               ir::kBuiltinOrigin))
+    return e;
+  return registerMetric({"top", "the fraction of samples whose label is among the K largest "
+                                "predictions",
+                         emitAccuracy, true},
+                        ir::kBuiltinOrigin);
+}
 
 Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Value *prediction,
                                ir::Value *label) {
   if (std::string msg = ir::checkSettingChoice(*ir::findRunSetting("loss"), name); !msg.empty())
     return Error::make(msg);
+  const LossDef *def = losses().find(name);
+  if (!def) return Error::make("loss '" + name + "' has no implementation");
   ir::Value *target = label;
-  if (name == "mse_loss" || name == "bce_loss") {
+  if (def->oneHotTarget) {
     const ir::TensorType &t = prediction->type();
     if (t.rank() != 2 || t.dims[1] == ir::kDynamic)
       return Error::make(name + " with class labels needs a prediction of type [N,C], got " +
@@ -24,10 +111,19 @@ Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Valu
 Expected<ir::Value *> emitMetric(ir::Builder &b, const std::string &name, ir::Value *prediction,
                                  ir::Value *label) {
   if (std::string msg = ir::checkMetricName(name); !msg.empty()) return Error::make(msg);
-  int64_t k = name == "accuracy" ? 1 : std::stoll(name.substr(3));
-  ir::Value *v = b.create1("accuracy", {prediction, label}, ir::attrs({{"k", k}}));
-  if (!v) return Error::make(b.error());
+  int64_t k = 0;
+  const MetricDef *def = findMetric(name, k);
+  if (!def) return Error::make("metric '" + name + "' has no implementation");
+  std::string error;
+  ir::Value *v = def->emit(b, prediction, label, k, error);
+  if (!v) return Error::make(error.empty() ? "metric '" + name + "' failed" : error);
   return v;
+}
+
+std::string metricLabel(const std::string &name) {
+  int64_t k = 0;
+  const MetricDef *def = findMetric(name, k);
+  return def && !def->label.empty() ? def->label : name;
 }
 
 } // namespace dtnn::passes

@@ -1,47 +1,36 @@
-// The optimizer table. An optimizer `foo` is the update op `foo_update` of
+// The optimizer registry. An optimizer `foo` is the update op `foo_update` of
 // the op table: its attributes are the optimizer's hyperparameters (names,
 // kinds and defaults come from that entry), and its shape rule checks their
 // values, so settings read here and update ops written by hand in IR text
-// are held to the same rules. This file adds what the op table cannot know:
-// the names and initial values of the state buffers each optimizer keeps per
-// parameter. Which buffers an update takes comes from the op's entry too.
+// are held to the same rules. The registration adds what the op table cannot
+// know: the names and initial values of the state buffers each optimizer keeps
+// per parameter. Which buffers an update takes comes from the op's entry too.
 #include "passes/Optimizers.h"
 
 #include "ir/Diagnostics.h"
 #include "ir/OpTable.h"
+#include "ir/Registry.h"
 
 #include <algorithm>
 #include <cassert>
-#include <map>
 
 namespace dtnn::passes {
 
 namespace {
 
-// A state buffer of one parameter: the name suffix, its initializer, and
-// whether it is a scalar (else it has the parameter's type).
-struct StateBuffer {
-  std::string suffix;
-  std::string init;
-  bool scalar = false;
-};
+using StateBuffer = OptimizerState;
 
-// The buffer kept for each state operand of the update ops, by operand name.
-const std::map<std::string, StateBuffer> &bufferOfState() {
-  static const std::map<std::string, StateBuffer> table = {
-      {"momentum_buf", {"momentum", "zeros"}}, {"m", {"adam_m", "zeros"}},
-      {"v", {"adam_v", "zeros"}},              {"max_v", {"adam_max_v", "zeros"}},
-      {"square_avg", {"square_avg", "zeros"}}, {"grad_avg", {"grad_avg", "zeros"}},
-      {"mu_product", {"mu_product", "ones", true}},
-  };
-  return table;
+ir::Registry<OptimizerDef> &optimizers() {
+  static ir::Registry<OptimizerDef> registry("optimizer");
+  return registry;
 }
 
 // The operands the update op of `spec` takes with its attributes, as its
 // entry binds them.
 std::vector<const ir::OperandSpec *> updateOperands(const OptimizerSpec &spec) {
   const ir::OpDef *def = ir::OpTable::get().lookup(spec.name + "_update");
-  if (!def || !def->bindOperands) return {};
+  if (!def) return {};
+  if (!def->bindOperands) return def->operandSpecs(def->minOperands(), spec.args);
   for (size_t n = def->minOperands(); n <= def->maxOperands(); ++n)
     if (auto specs = def->bindOperands(*def, spec.args, n); specs.size() == n) return specs;
   return {};
@@ -50,12 +39,14 @@ std::vector<const ir::OperandSpec *> updateOperands(const OptimizerSpec &spec) {
 // The state buffers of the update, in operand order.
 std::vector<StateBuffer> stateBuffers(const OptimizerSpec &spec) {
   std::vector<StateBuffer> buffers;
+  const OptimizerDef *opt = optimizers().find(spec.name);
   std::vector<const ir::OperandSpec *> operands = updateOperands(spec);
-  for (size_t i = 1; i < operands.size(); ++i) {
+  for (size_t i = 1; opt && i < operands.size(); ++i) {
     if (!operands[i]->writes()) continue;
-    auto it = bufferOfState().find(operands[i]->name);
-    assert(it != bufferOfState().end() && "state operand without a buffer name");
-    buffers.push_back(it->second);
+    auto it = std::find_if(opt->states.begin(), opt->states.end(),
+                           [&](const StateBuffer &s) { return s.operand == operands[i]->name; });
+    assert(it != opt->states.end() && "state operand without a buffer name");
+    buffers.push_back(*it);
   }
   return buffers;
 }
@@ -120,6 +111,43 @@ Error checkBuffers(const ir::Module &m, const OptimizerSpec &spec, const ir::Par
 }
 
 } // namespace
+
+Error registerOptimizer(OptimizerDef def, const std::string &origin) {
+  if (optimizers().find(def.name))
+    return Error::make(ir::duplicateMessage("optimizer", def.name, optimizers().origin(def.name),
+                                            origin));
+  const ir::OpDef *update = ir::OpTable::get().lookup(def.name + "_update");
+  if (!update)
+    return Error::make("optimizer '" + def.name + "' of " + origin + " has no update op '" +
+                       def.name + "_update' in the op table");
+  ir::SettingChoice choice{def.name, {{"lr", ir::AttrKind::Float}}, def.summary, def.isDefault};
+  choice.args.insert(choice.args.end(), def.args.begin(), def.args.end());
+  // The other hyperparameters are the attributes of the optimizer's update op.
+  for (const ir::AttrSpec &a : update->attrs) choice.args.push_back({a.name, a.kind});
+  if (Error e = ir::registerSettingChoice("optimizer", std::move(choice), origin)) return e;
+  std::string name = def.name;
+  return optimizers().add(name, origin, std::move(def));
+}
+
+Error registerBuiltinOptimizers() {
+  static bool done = false;
+  if (done) return Error::success();
+  done = true;
+  using K = ir::AttrKind;
+  std::vector<ir::ChoiceArg> betas = {{"betas", K::Floats}};
+  OptimizerState momentum{"momentum_buf", "momentum"}, m{"m", "adam_m"}, v{"v", "adam_v"},
+      maxV{"max_v", "adam_max_v"};
+  std::vector<OptimizerDef> all = {
+      {"sgd", "stochastic gradient descent, with optional momentum", {}, {momentum}, true},
+      {"adam", "Adam", betas, {m, v, maxV}},
+      {"adamw", "Adam with decoupled weight decay", betas, {m, v, maxV}},
+      {"rmsprop", "RMSprop", {}, {{"square_avg", "square_avg"}, momentum, {"grad_avg", "grad_avg"}}},
+      {"nadam", "Adam with Nesterov momentum", betas, {m, v, {"mu_product", "mu_product", "ones", true}}},
+  };
+  for (OptimizerDef &d : all)
+    if (Error e = registerOptimizer(std::move(d), ir::kBuiltinOrigin)) return e;
+  return Error::success();
+}
 
 Expected<OptimizerSpec> readOptimizer(const ir::SettingCall &optimizer) {
   const std::string &name = optimizer.name;

@@ -1,7 +1,9 @@
-// The optimizers a train step can use: reading the choice and its
-// hyperparameters from a module's train settings, and emitting one
-// parameter's update op (`<name>_update`, ir/ops/Optimizer.cpp) together
-// with the state buffers it keeps between steps.
+// The optimizers a train step can use, an open registry: registering one
+// (registerOptimizer) adds its choice to the run-settings schema and what the
+// train step needs to update a parameter with it; reading the choice and its
+// hyperparameters from a module's train settings; and emitting one
+// parameter's update op (`<name>_update`, ir/ops/Optimizer.cpp for the
+// built-in ones) together with the state buffers it keeps between steps.
 #pragma once
 
 #include "ir/Builder.h"
@@ -13,6 +15,39 @@
 #include <vector>
 
 namespace dtnn::passes {
+
+// A state buffer an optimizer keeps per parameter: the state operand of its
+// update op it feeds, the suffix of its name (`<param>.<suffix>`), its
+// initializer, and whether it is a scalar (else it has the parameter's type).
+struct OptimizerState {
+  std::string operand;
+  std::string suffix;
+  std::string init = "zeros";
+  bool scalar = false;
+};
+
+// An optimizer `name`: its update op is `<name>_update`, registered in the op
+// table before the optimizer, whose attributes are the hyperparameters (names,
+// kinds, defaults) and whose shape rule checks their values. The optimizer's
+// choice in the run-settings schema takes `lr`, then `args`, then those
+// attributes.
+struct OptimizerDef {
+  std::string name;
+  std::string summary; // one line, for the printed schema
+  // Arguments besides lr and the update op's attributes: `betas` (a list of
+  // two numbers) sets beta1 and beta2.
+  std::vector<ir::ChoiceArg> args;
+  // The buffer of each state operand the update op writes, besides the parameter.
+  std::vector<OptimizerState> states;
+  bool isDefault = false; // the optimizer of a run that names none
+};
+
+// Registers an optimizer; `origin` names the registrant in messages. Fails when
+// the name is taken or its update op is not in the op table.
+Error registerOptimizer(OptimizerDef def, const std::string &origin);
+
+// Registers the built-in optimizers (once; later calls do nothing).
+Error registerBuiltinOptimizers();
 
 // A chosen optimizer: its name and every hyperparameter other than lr (which
 // is a runtime input), defaults filled in, as attributes of its update op.

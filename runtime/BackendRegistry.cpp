@@ -1,10 +1,10 @@
 #include "runtime/BackendRegistry.h"
 
 #include "ir/Diagnostics.h"
+#include "ir/Registry.h"
 #include "runtime/Threads.h"
 
 #include <algorithm>
-#include <cassert>
 
 namespace dtnn::runtime {
 
@@ -13,13 +13,18 @@ BackendRegistry &BackendRegistry::get() {
   return registry;
 }
 
-void BackendRegistry::add(BackendEntry e) {
-  assert(!find(e.name) && "backend registered twice");
+Error BackendRegistry::add(BackendEntry e) {
+  if (const BackendEntry *old = find(e.name))
+    return Error::make(ir::duplicateMessage("backend", e.name, old->origin, e.origin));
+  if (!e.create) return Error::make("backend '" + e.name + "' of " + e.origin + " creates nothing");
   entries_.push_back(std::move(e));
   std::sort(entries_.begin(), entries_.end(), [](const BackendEntry &a, const BackendEntry &b) {
     return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
   });
+  return Error::success();
 }
+
+Error registerBackend(BackendEntry e) { return BackendRegistry::get().add(std::move(e)); }
 
 std::vector<std::string> BackendRegistry::names() const {
   std::vector<std::string> out;

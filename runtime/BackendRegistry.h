@@ -1,7 +1,9 @@
-// The backend registry: the backends of this build by name, each registered
-// from its own files with DTNN_REGISTER_BACKEND, and the set of backends a
-// run plans with: the one the user chose, then the fallbacks (the reference
-// backend, which has a kernel for every op).
+// The backend registry: the backends of this build by name, open to
+// extensions, each registered with its kernels by its own registration
+// function (registerReferenceBackend, registerOnednnBackend) through
+// registerBackend; and the set of backends a run plans with: the one the user
+// chose, then the fallbacks (the reference backend, which has a kernel for
+// every op).
 #pragma once
 
 #include "dtnn/Error.h"
@@ -22,12 +24,14 @@ struct BackendEntry {
   bool fallback = false;
   std::string summary;
   std::function<std::unique_ptr<Backend>(const BackendOptions &)> create;
+  std::string origin = "built-in"; // who registered it, for messages
 };
 
 class BackendRegistry {
 public:
   static BackendRegistry &get();
-  void add(BackendEntry e);
+  // Adds a backend; a name registered twice fails, naming both registrants.
+  Error add(BackendEntry e);
   // Names, the default first (by priority, then name).
   std::vector<std::string> names() const;
   const BackendEntry *find(const std::string &name) const;
@@ -36,13 +40,8 @@ private:
   std::vector<BackendEntry> entries_;
 };
 
-struct BackendRegistration {
-  explicit BackendRegistration(BackendEntry e) { BackendRegistry::get().add(std::move(e)); }
-};
-
-#define DTNN_REGISTER_BACKEND(id, ...)                                                             \
-  static const ::dtnn::runtime::BackendRegistration id##BackendRegistration(                     \
-      ::dtnn::runtime::BackendEntry __VA_ARGS__)
+// Adds a backend to the process-wide registry (BackendRegistry::get().add).
+Error registerBackend(BackendEntry e);
 
 // The backends one run plans with, in the order kernel selection asks them:
 // the chosen backend, then each fallback.

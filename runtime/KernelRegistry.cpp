@@ -1,6 +1,6 @@
 #include "runtime/KernelRegistry.h"
 
-#include <cassert>
+#include "ir/Registry.h"
 
 namespace dtnn::runtime {
 
@@ -19,17 +19,26 @@ KernelRegistry &KernelRegistry::get() {
   return registry;
 }
 
-void KernelRegistry::add(KernelEntry e) {
+Error KernelRegistry::add(KernelEntry e) {
   auto key = std::make_tuple(e.op, e.backend, e.dtype);
-  assert(!entries_.count(key) && "kernel registered twice");
+  if (auto it = entries_.find(key); it != entries_.end())
+    return Error::make(ir::duplicateMessage("kernel", e.op + "' of backend '" + e.backend +
+                                                          "' at '" + std::string(ir::dtypeName(e.dtype)),
+                                            it->second.origin, e.origin));
+  if (!e.make) return Error::make("kernel '" + e.op + "' of " + e.origin + " makes nothing");
   entries_.emplace(std::move(key), std::move(e));
+  return Error::success();
 }
 
-void KernelRegistry::add(const std::string &op, const std::string &backend,
-                         std::vector<ir::DType> dtypes, LayoutKind layouts, KernelMaker make,
-                         KernelClaim claims) {
-  for (ir::DType t : dtypes) add(KernelEntry{op, backend, t, layouts, make, claims});
+Error KernelRegistry::add(const std::string &op, const std::string &backend,
+                          std::vector<ir::DType> dtypes, LayoutKind layouts, KernelMaker make,
+                          KernelClaim claims, const std::string &origin) {
+  for (ir::DType t : dtypes)
+    if (Error e = add(KernelEntry{op, backend, t, layouts, make, claims, origin})) return e;
+  return Error::success();
 }
+
+Error registerKernel(KernelEntry e) { return KernelRegistry::get().add(std::move(e)); }
 
 const KernelEntry *KernelRegistry::find(const std::string &backend, const ir::Op &op,
                                         const std::vector<ir::TensorType> &in,

@@ -1,7 +1,9 @@
 // The kernel registry: every kernel of every backend, keyed by op, backend,
-// element type and the layouts it takes. Backends register their kernels
-// from their own files with DTNN_REGISTER_KERNELS, so adding a kernel or a
-// backend touches no central list; plan building looks kernels up here.
+// element type and the layouts it takes, open to extensions. Each backend's
+// registration function (registerReferenceBackend, ...) registers its
+// kernels through registerKernel, the call a library adding a kernel uses
+// too, so adding a kernel or a backend touches no central list; plan
+// building looks kernels up here.
 #pragma once
 
 #include "dtnn/Error.h"
@@ -42,6 +44,7 @@ struct KernelEntry {
   LayoutKind layouts = LayoutKind::Plain;
   KernelMaker make;
   KernelClaim claims; // optional: claims every op of the key when empty
+  std::string origin = "built-in"; // who registered it, for messages
 };
 
 class KernelRegistry {
@@ -49,11 +52,12 @@ public:
   // The process-wide registry.
   static KernelRegistry &get();
 
-  // Adds an entry; one per (op, backend, dtype).
-  void add(KernelEntry e);
+  // Adds an entry; one per (op, backend, dtype): a second fails, naming both registrants.
+  Error add(KernelEntry e);
   // Adds the same maker for each dtype.
-  void add(const std::string &op, const std::string &backend, std::vector<ir::DType> dtypes,
-           LayoutKind layouts, KernelMaker make, KernelClaim claims = nullptr);
+  Error add(const std::string &op, const std::string &backend, std::vector<ir::DType> dtypes,
+            LayoutKind layouts, KernelMaker make, KernelClaim claims = nullptr,
+            const std::string &origin = "built-in");
   // The entry of `backend` that claims `op` at these operand types, or null.
   const KernelEntry *find(const std::string &backend, const ir::Op &op,
                           const std::vector<ir::TensorType> &in,
@@ -65,16 +69,7 @@ private:
   std::map<std::tuple<std::string, std::string, ir::DType>, KernelEntry> entries_;
 };
 
-// Runs a registration function when the program starts.
-struct KernelRegistration {
-  explicit KernelRegistration(void (*fn)(KernelRegistry &)) { fn(KernelRegistry::get()); }
-};
-
-// Defines a function that registers kernels, run at start-up:
-//   DTNN_REGISTER_KERNELS(referenceConv) { r.add(...); }
-#define DTNN_REGISTER_KERNELS(name)                                                                \
-  static void name(::dtnn::runtime::KernelRegistry &r);                                            \
-  static const ::dtnn::runtime::KernelRegistration name##Registration(name);                       \
-  static void name(::dtnn::runtime::KernelRegistry &r)
+// Adds a kernel to the process-wide registry (KernelRegistry::get().add).
+Error registerKernel(KernelEntry e);
 
 } // namespace dtnn::runtime

@@ -75,7 +75,7 @@ public:
 
 } // namespace
 
-DTNN_REGISTER_KERNELS(onednnBinaryKernels) {
+void registerBinaryKernels(KernelList &r) {
   for (const char *op : {"add", "sub", "mul", "div"}) add(r, op, maker<Binary>(), claimsBinary);
   add(r, "concat", maker<Concat>());
 }

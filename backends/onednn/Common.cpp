@@ -187,10 +187,12 @@ Error PrimitiveKernel::run(const KernelArgs &args, runtime::ExecContext &) {
   });
 }
 
-void add(runtime::KernelRegistry &r, const std::string &op, runtime::KernelMaker make,
+void add(KernelList &r, const std::string &op, runtime::KernelMaker make,
          runtime::KernelClaim claims) {
-  r.add(op, kBackendName, {ir::DType::F32}, runtime::LayoutKind::Native, std::move(make),
-        std::move(claims));
+  Error e = runtime::KernelRegistry::get().add(op, kBackendName, {ir::DType::F32},
+                                               runtime::LayoutKind::Native, std::move(make),
+                                               std::move(claims));
+  if (e && !r.error) r.error = std::move(e);
 }
 
 } // namespace dtnn::onednn

@@ -132,9 +132,22 @@ dnnl::primitive_attr userScratchpad();
 dnnl::primitive_attr withFusedActivation(dnnl::primitive_attr attr, const ir::Op &op);
 bool claimsFusedActivation(const ir::Op &op, const std::vector<ir::TensorType> &in);
 
+// Where the kernel families register: the first registration that failed.
+struct KernelList {
+  Error error;
+};
+
 // Registers `make` for f32 `op` in the kernel registry, for oneDNN layouts.
-void add(runtime::KernelRegistry &r, const std::string &op, runtime::KernelMaker make,
+void add(KernelList &r, const std::string &op, runtime::KernelMaker make,
          runtime::KernelClaim claims = nullptr);
+
+// The kernel families, one per file.
+void registerBinaryKernels(KernelList &r);
+void registerConvKernels(KernelList &r);
+void registerDenseKernels(KernelList &r);
+void registerEltwiseKernels(KernelList &r);
+void registerNormKernels(KernelList &r);
+void registerPoolKernels(KernelList &r);
 
 // Makes a kernel of type K from a request, reporting oneDNN's exceptions.
 template <typename K> runtime::KernelMaker maker() {

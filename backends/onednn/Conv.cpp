@@ -139,7 +139,7 @@ public:
 
 } // namespace
 
-DTNN_REGISTER_KERNELS(onednnConvKernels) {
+void registerConvKernels(KernelList &r) {
   add(r, "conv2d", maker<ConvForward>(), claimsFusedActivation);
   add(r, "conv2d_backward_data", maker<ConvBackwardData>());
   add(r, "conv2d_backward_weights", maker<ConvBackwardWeights>());

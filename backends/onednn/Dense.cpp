@@ -85,7 +85,7 @@ public:
 
 } // namespace
 
-DTNN_REGISTER_KERNELS(onednnDenseKernels) {
+void registerDenseKernels(KernelList &r) {
   add(r, "dense", maker<DenseForward>(), claimsFusedActivation);
   add(r, "dense_backward_data", maker<DenseBackwardData>());
   add(r, "dense_backward_weights", maker<DenseBackwardWeights>());

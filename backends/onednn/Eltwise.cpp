@@ -150,7 +150,7 @@ bool claimsFusedActivation(const ir::Op &op, const std::vector<ir::TensorType> &
   return act.empty() || ir::isFusableActivation(act);
 }
 
-DTNN_REGISTER_KERNELS(onednnEltwiseKernels) {
+void registerEltwiseKernels(KernelList &r) {
   for (const char *op : {"relu", "leaky_relu", "relu6", "sigmoid", "tanh", "silu", "hard_swish",
                          "gelu"}) {
     add(r, op, maker<EltwiseForward>());

@@ -193,7 +193,7 @@ private:
 
 } // namespace
 
-DTNN_REGISTER_KERNELS(onednnNormKernels) {
+void registerNormKernels(KernelList &r) {
   add(r, "batchnorm_fold", maker<BatchNormFold>());
   add(r, "batchnorm", maker<BatchNormInference>(),
       [](const ir::Op &op, const std::vector<ir::TensorType> &) { return claimsNormActivation(op); });

@@ -2,6 +2,8 @@
 // choose their own layouts (format_tag::any), and reorders between those
 // layouts and plain ones. It is the default on CPU; ops it has no primitive
 // for go to the reference backend.
+#include "backends/onednn/OnednnBackend.h"
+
 #include "backends/onednn/Common.h"
 #include "runtime/BackendRegistry.h"
 
@@ -40,10 +42,21 @@ public:
 
 } // namespace
 
-DTNN_REGISTER_BACKEND(onednn, {kBackendName, 10, false,
-                               "oneDNN primitives in their own layouts (the default on CPU)",
-                               [](const runtime::BackendOptions &) {
-                                 return std::unique_ptr<runtime::Backend>(new OnednnBackend());
-                               }});
+Error registerOnednnBackend() {
+  static bool done = false;
+  if (done) return Error::success();
+  done = true;
+  if (Error e = runtime::registerBackend(
+          {kBackendName, 10, false, "oneDNN primitives in their own layouts (the default on CPU)",
+           [](const runtime::BackendOptions &) {
+             return std::unique_ptr<runtime::Backend>(new OnednnBackend());
+           }}))
+    return e;
+  KernelList r;
+  for (auto *family : {registerBinaryKernels, registerConvKernels, registerDenseKernels,
+                       registerEltwiseKernels, registerNormKernels, registerPoolKernels})
+    family(r);
+  return std::move(r.error);
+}
 
 } // namespace dtnn::onednn

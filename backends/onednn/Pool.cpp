@@ -115,7 +115,7 @@ bool notCeil(const ir::Op &op, const std::vector<ir::TensorType> &) {
 
 } // namespace
 
-DTNN_REGISTER_KERNELS(onednnPoolKernels) {
+void registerPoolKernels(KernelList &r) {
   add(r, "maxpool", maker<PoolForward>(), notCeil);
   add(r, "avgpool", maker<PoolForward>(), notCeil);
   add(r, "global_avgpool", maker<PoolForward>());

@@ -228,6 +228,5 @@ void registerActivationKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "log_softmax_backward", logSoftmaxBackwardKernel);
 }
 
-DTNN_REFERENCE_KERNELS(registerActivationKernels)
 
 } // namespace dtnn::reference

@@ -114,6 +114,5 @@ void registerCollectiveKernels(KernelTable &t) {
   }, runtime::LayoutKind::Any);
 }
 
-DTNN_REFERENCE_KERNELS(registerCollectiveKernels)
 
 } // namespace dtnn::reference

@@ -225,6 +225,5 @@ void registerConvKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "conv2d_backward_bias", conv2dBackwardBiasKernel);
 }
 
-DTNN_REFERENCE_KERNELS(registerConvKernels)
 
 } // namespace dtnn::reference

@@ -83,6 +83,5 @@ void registerDenseKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "dense_backward_bias", denseBackwardBiasKernel);
 }
 
-DTNN_REFERENCE_KERNELS(registerDenseKernels)
 
 } // namespace dtnn::reference

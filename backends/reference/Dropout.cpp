@@ -126,6 +126,5 @@ void registerDropoutKernels(KernelTable &t) {
   });
 }
 
-DTNN_REFERENCE_KERNELS(registerDropoutKernels)
 
 } // namespace dtnn::reference

@@ -263,6 +263,5 @@ void registerElementwiseKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "scale", scaleKernel);
 }
 
-DTNN_REFERENCE_KERNELS(registerElementwiseKernels)
 
 } // namespace dtnn::reference

@@ -24,6 +24,5 @@ void registerEncodingKernels(KernelTable &t) {
   });
 }
 
-DTNN_REFERENCE_KERNELS(registerEncodingKernels)
 
 } // namespace dtnn::reference

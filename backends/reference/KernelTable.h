@@ -1,8 +1,8 @@
 // The reference backend's kernels: plain, readable C++ for every op, forward
 // and backward, templated on the element type so gradient checks can run in
 // double precision. Each op family registers its kernels in the kernel
-// registry from its own file (a registration function, called at start-up
-// by DTNN_REGISTER_KERNELS at the end of the file).
+// registry from its own file (a registration function, which
+// registerReferenceBackend calls).
 #pragma once
 
 #include "runtime/KernelRegistry.h"
@@ -19,10 +19,12 @@ using KernelFn = std::function<void(const KernelArgs &)>;
 // The reference backend's name in the registries.
 inline constexpr const char *kBackendName = "reference";
 
-// Registers reference kernels in the kernel registry.
+// Registers reference kernels in the kernel registry, keeping the first failure.
 class KernelTable {
 public:
   explicit KernelTable(runtime::KernelRegistry &r) : r_(r) {}
+  // The first registration that failed, or success.
+  Error takeError() { return std::move(error_); }
   // Registers `fn` for `op` at every element type, on plain buffers.
   void add(const std::string &op, KernelFn fn);
   // Registers an elementwise update over whole buffers: operands with
@@ -35,7 +37,11 @@ public:
                  runtime::LayoutKind layouts = runtime::LayoutKind::Plain);
 
 private:
+  void keep(Error e) {
+    if (e && !error_) error_ = std::move(e);
+  }
   runtime::KernelRegistry &r_;
+  Error error_;
 };
 
 // Registration functions, one per file, mirroring ir/ops/.
@@ -52,13 +58,5 @@ void registerEncodingKernels(KernelTable &t);
 void registerLossKernels(KernelTable &t);
 void registerOptimizerKernels(KernelTable &t);
 void registerCollectiveKernels(KernelTable &t);
-
-// At the end of each family's file: runs its registration function at
-// start-up, e.g. DTNN_REFERENCE_KERNELS(registerConvKernels).
-#define DTNN_REFERENCE_KERNELS(fn)                                                                 \
-  DTNN_REGISTER_KERNELS(fn##AtStartUp) {                                                           \
-    ::dtnn::reference::KernelTable t(r);                                                           \
-    fn(t);                                                                                         \
-  }
 
 } // namespace dtnn::reference

@@ -214,6 +214,5 @@ void registerLossKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "accuracy", accuracy);
 }
 
-DTNN_REFERENCE_KERNELS(registerLossKernels)
 
 } // namespace dtnn::reference

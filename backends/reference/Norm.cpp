@@ -133,6 +133,5 @@ template void batchNormTrainKernel<double>(const KernelArgs &);
 template void batchNormBackwardKernel<float>(const KernelArgs &);
 template void batchNormBackwardKernel<double>(const KernelArgs &);
 
-DTNN_REFERENCE_KERNELS(registerNormKernels)
 
 } // namespace dtnn::reference

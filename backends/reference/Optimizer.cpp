@@ -221,6 +221,5 @@ void registerOptimizerKernels(KernelTable &t) {
   DTNN_REF_UPDATE(t, "nadam_update", nadamUpdate);
 }
 
-DTNN_REFERENCE_KERNELS(registerOptimizerKernels)
 
 } // namespace dtnn::reference

@@ -174,6 +174,5 @@ void registerPoolKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "global_avgpool_backward", globalAvgpoolBackwardKernel);
 }
 
-DTNN_REFERENCE_KERNELS(registerPoolKernels)
 
 } // namespace dtnn::reference

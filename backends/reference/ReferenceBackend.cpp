@@ -1,6 +1,8 @@
 // The reference backend: host memory and the plain C++ kernels the family
 // files register, the numerical oracle later backends are tested against.
 // It claims every op at every element type, so it is every run's fallback.
+#include "backends/reference/ReferenceBackend.h"
+
 #include "backends/reference/KernelTable.h"
 #include "runtime/BackendRegistry.h"
 
@@ -11,8 +13,7 @@ namespace {
 using runtime::BufferDesc;
 using runtime::KernelRequest;
 
-// Every element type. A function, not a global: the family files register
-// their kernels from static initializers that may run before this file's.
+// Every element type.
 std::vector<ir::DType> allTypes() {
   return {ir::DType::F32, ir::DType::F64,  ir::DType::I32,  ir::DType::I64,
           ir::DType::U8,  ir::DType::Bool, ir::DType::Token};
@@ -74,22 +75,35 @@ void KernelTable::add(const std::string &op, KernelFn fn) {
 
 void KernelTable::addSameLayout(const std::string &op, KernelFn fn) {
   auto shared = std::make_shared<KernelFn>(std::move(fn));
-  r_.add(op, kBackendName, allTypes(), runtime::LayoutKind::Same,
-         [shared](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
-           return std::unique_ptr<runtime::Kernel>(new SameLayoutKernel(r, *shared));
-         });
+  keep(r_.add(op, kBackendName, allTypes(), runtime::LayoutKind::Same,
+              [shared](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
+                return std::unique_ptr<runtime::Kernel>(new SameLayoutKernel(r, *shared));
+              }));
 }
 
 void KernelTable::addKernel(const std::string &op, runtime::KernelMaker make,
                             runtime::LayoutKind layouts) {
-  r_.add(op, kBackendName, allTypes(), layouts, std::move(make));
+  keep(r_.add(op, kBackendName, allTypes(), layouts, std::move(make)));
 }
 
-DTNN_REGISTER_BACKEND(reference,
-                      {kBackendName, 0, true,
-                       "plain C++ kernels for every op, the numerical oracle",
-                       [](const runtime::BackendOptions &) {
-                         return std::unique_ptr<runtime::Backend>(new ReferenceBackend());
-                       }});
+Error registerReferenceBackend() {
+  static bool done = false;
+  if (done) return Error::success();
+  done = true;
+  if (Error e = runtime::registerBackend(
+          {kBackendName, 0, true, "plain C++ kernels for every op, the numerical oracle",
+           [](const runtime::BackendOptions &) {
+             return std::unique_ptr<runtime::Backend>(new ReferenceBackend());
+           }}))
+    return e;
+  KernelTable t(runtime::KernelRegistry::get());
+  for (auto *family :
+       {registerConvKernels, registerDenseKernels, registerPoolKernels, registerNormKernels,
+        registerSyncNormKernels, registerShapeKernels, registerElementwiseKernels,
+        registerActivationKernels, registerDropoutKernels, registerEncodingKernels,
+        registerLossKernels, registerOptimizerKernels, registerCollectiveKernels})
+    family(t);
+  return t.takeError();
+}
 
 } // namespace dtnn::reference

@@ -129,6 +129,5 @@ void registerShapeKernels(KernelTable &t) {
   t.add("transpose", transposeKernel);
 }
 
-DTNN_REFERENCE_KERNELS(registerShapeKernels)
 
 } // namespace dtnn::reference

@@ -116,6 +116,5 @@ void registerSyncNormKernels(KernelTable &t) {
                 });
 }
 
-DTNN_REFERENCE_KERNELS(registerSyncNormKernels)
 
 } // namespace dtnn::reference

@@ -3,5 +3,6 @@
 
 #include "dtnn/Compiler.h"
 #include "dtnn/Error.h"
+#include "dtnn/Registry.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Version.h"

@@ -105,7 +105,7 @@ GradFn activationGrad(std::string op, bool useResult) {
 
 // Adds activation `def` with its grad rule and its backward op, which has
 // the same attributes; `useResult` selects y over x as the saved operand.
-void addWithBackward(OpTable &t, bool useResult, OpDef def) {
+void addWithBackward(BuiltinOps &t, bool useResult, OpDef def) {
   std::string name = def.name;
   std::string saved = useResult ? "y" : "x";
   OpDef back{
@@ -130,7 +130,7 @@ void addWithBackward(OpTable &t, bool useResult, OpDef def) {
 
 } // namespace
 
-void registerActivationOps(OpTable &t) {
+void registerActivationOps(BuiltinOps &t) {
   addWithBackward(t, false, unaryOp("relu", "Rectified linear unit, max(x, 0)."));
   addWithBackward(t, false, unaryOp("relu6", "Rectified linear unit clipped to [0, 6]."));
   OpDef leakyRelu{

@@ -54,7 +54,7 @@ AttrSpec bucket() { return {"bucket", AttrKind::Int, AttrValue(int64_t(-1))}; }
 
 } // namespace
 
-void registerCollectiveOps(OpTable &t) {
+void registerCollectiveOps(BuiltinOps &t) {
   t.add({
       .name = "allreduce_start",
       .summary = "Starts reducing its buffers (\"sum\" or \"mean\") over all ranks; returns a "

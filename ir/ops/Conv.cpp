@@ -232,7 +232,7 @@ std::vector<AttrSpec> withFusedEpilogue(std::vector<AttrSpec> attrs) {
 
 } // namespace
 
-void registerConvOps(OpTable &t) {
+void registerConvOps(BuiltinOps &t) {
   t.add({
       .name = "conv2d",
       .summary = "2-d convolution over [N,C,H,W] with an [K,C/groups,KH,KW] weight, then "

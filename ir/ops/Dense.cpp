@@ -133,7 +133,7 @@ bool buildDense(LayerCtx &ctx) {
 
 } // namespace
 
-void registerDenseOps(OpTable &t) {
+void registerDenseOps(BuiltinOps &t) {
   t.add({
       .name = "dense",
       .summary = "Fully connected layer mapping [N,K] to [N,M] with an [M,K] weight, then "

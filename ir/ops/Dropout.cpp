@@ -61,7 +61,7 @@ bool gradDropoutTrain(GradCtx &ctx) {
 
 } // namespace
 
-void registerDropoutOps(OpTable &t) {
+void registerDropoutOps(BuiltinOps &t) {
   t.add({
       .name = "dropout_train",
       .summary = "Keeps each element with probability 1-rate, scaled by 1/(1-rate), using a mask "

@@ -199,7 +199,7 @@ OpDef binaryOp(std::string name, std::string summary, GradFn grad,
 
 } // namespace
 
-void registerElementwiseOps(OpTable &t) {
+void registerElementwiseOps(BuiltinOps &t) {
   t.add(binaryOp("add", "Elementwise sum a + b with numpy broadcasting.", addSubGrad(1),
                  {fusedActivationAttr()}));
   t.add(binaryOp("sub", "Elementwise difference a - b with numpy broadcasting.", addSubGrad(-1)));

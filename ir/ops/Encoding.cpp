@@ -22,7 +22,7 @@ bool inferOneHot(InferCtx &ctx) {
 
 } // namespace
 
-void registerEncodingOps(OpTable &t) {
+void registerEncodingOps(BuiltinOps &t) {
   t.add({
       .name = "one_hot",
       .summary = "Encodes i32 class labels [N] as rows [N,classes] with a 1 at the label and 0 "

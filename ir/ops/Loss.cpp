@@ -177,7 +177,7 @@ OpDef backwardOp(std::string name, std::string summary, std::vector<OperandSpec>
 
 } // namespace
 
-void registerLossOps(OpTable &t) {
+void registerLossOps(BuiltinOps &t) {
   t.add(lossOp("softmax_cross_entropy",
                "Mean over the batch of -log softmax(logits)[label], computed stably.",
                {{"logits"}, {"label"}}, classifierLoss("softmax_cross_entropy", "logits"),

@@ -238,7 +238,7 @@ bool gradDropout(GradCtx &ctx) {
 
 } // namespace
 
-void registerNormOps(OpTable &t) {
+void registerNormOps(BuiltinOps &t) {
   t.add({
       .name = "batchnorm",
       .summary = "Batch normalization over channel dimension 1 with running mean and variance.",

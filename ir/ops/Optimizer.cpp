@@ -206,7 +206,7 @@ UpdateLayout nadamLayout(const AttrMap &) {
 
 } // namespace
 
-void registerOptimizerOps(OpTable &t) {
+void registerOptimizerOps(BuiltinOps &t) {
   constexpr auto Opt = OperandSpec::Optional;
   // PyTorch starts the momentum buffer at the first gradient rather than
   // dampening it, so with momentum the step count is an operand too.

@@ -166,7 +166,7 @@ std::vector<AttrSpec> withSpec(std::vector<AttrSpec> base, AttrSpec extra) {
 
 } // namespace
 
-void registerPoolOps(OpTable &t) {
+void registerPoolOps(BuiltinOps &t) {
   t.add({
       .name = "maxpool",
       .summary = "2-d max pooling over [N,C,H,W] with a sliding window.",

@@ -287,7 +287,7 @@ bool sliceGrad(GradCtx &ctx) {
 
 } // namespace
 
-void registerShapeOps(OpTable &t) {
+void registerShapeOps(BuiltinOps &t) {
   t.add({
       .name = "flatten",
       .summary = "Keeps the dimensions before axis and multiplies the rest into one.",

@@ -1,6 +1,7 @@
 #include "runtime/train/Schedule.h"
 
 #include "ir/Diagnostics.h"
+#include "ir/Registry.h"
 
 #include <algorithm>
 #include <charconv>
@@ -67,7 +68,7 @@ private:
     return c;
   }
   void fail(const std::string &msg) {
-    if (!error_) error_ = Error::make(what_ + ": " + msg);
+    if (!error_) error_ = Error::make(what_.empty() ? msg : what_ + ": " + msg);
   }
   std::string what_;
   const ir::AttrMap &args_;
@@ -190,112 +191,155 @@ private:
 
 using Built = std::unique_ptr<LrSchedule>;
 
-// One schedule kind: a builder that reads its arguments, which the
-// run-settings schema declares. `epochs` is the number of epochs after warm-up.
-struct ScheduleKind {
-  const char *name;
-  Built (*build)(ArgReader &r, double base, int64_t epochs);
-};
-
 Built constant(double base) {
   return std::make_unique<EpochSchedule>([base](int64_t) { return base; });
 }
 
-const ScheduleKind kKinds[] = {
-    {"constant", [](ArgReader &, double base, int64_t) { return constant(base); }},
-    {"cosine",
-     [](ArgReader &r, double base, int64_t epochs) -> Built {
-       int64_t tMax = r.integer("t_max", std::max<int64_t>(epochs, 1));
-       double etaMin = r.number("eta_min", 0.0);
-       r.check(tMax >= 1, "t_max must be at least 1, got " + std::to_string(tMax));
-       r.check(etaMin >= 0, "eta_min must be >= 0, got " + formatDouble(etaMin));
-       return std::make_unique<EpochSchedule>([=](int64_t e) {
-         double c = std::cos(std::numbers::pi * double(e) / double(tMax));
-         return etaMin + (base - etaMin) * (1.0 + c) / 2.0;
-       });
-     }},
-    {"exponential",
-     [](ArgReader &r, double base, int64_t) -> Built {
-       double gamma = r.number("gamma", std::nullopt);
-       r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
-       return std::make_unique<EpochSchedule>(
-           [=](int64_t e) { return base * std::pow(gamma, double(e)); });
-     }},
-    {"multistep",
-     [](ArgReader &r, double base, int64_t) -> Built {
-       std::vector<int64_t> ms = r.integers("milestones");
-       double gamma = r.number("gamma", 0.1);
-       r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
-       for (size_t i = 0; i < ms.size(); ++i) {
-         r.check(ms[i] >= 1, "milestones must be at least 1, got " + std::to_string(ms[i]));
-         r.check(i == 0 || ms[i] > ms[i - 1], "milestones must be strictly increasing");
-       }
-       return std::make_unique<EpochSchedule>([=](int64_t e) {
-         auto passed = std::upper_bound(ms.begin(), ms.end(), e) - ms.begin();
-         return base * std::pow(gamma, double(passed));
-       });
-     }},
-    {"reduce_on_plateau",
-     [](ArgReader &r, double base, int64_t) -> Built {
-       double factor = r.number("factor", 0.1);
-       int64_t patience = r.integer("patience", 10);
-       double threshold = r.number("threshold", 1e-4);
-       double minLr = r.number("min_lr", 0.0);
-       r.check(factor > 0 && factor < 1, "factor must be in (0, 1), got " + formatDouble(factor));
-       r.check(patience >= 0, "patience must be >= 0, got " + std::to_string(patience));
-       r.check(threshold >= 0, "threshold must be >= 0, got " + formatDouble(threshold));
-       r.check(minLr >= 0, "min_lr must be >= 0, got " + formatDouble(minLr));
-       return std::make_unique<PlateauSchedule>(base, factor, patience, threshold, minLr);
-     }},
-    {"step",
-     [](ArgReader &r, double base, int64_t) -> Built {
-       int64_t stepSize = r.integer("step_size", std::nullopt);
-       double gamma = r.number("gamma", 0.1);
-       r.check(stepSize >= 1, "step_size must be at least 1, got " + std::to_string(stepSize));
-       r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
-       return std::make_unique<EpochSchedule>(
-           [=](int64_t e) { return base * std::pow(gamma, double(e / stepSize)); });
-     }},
-    // The warm-up arguments of the standalone form are read by makeSchedule.
-    {"warmup",
-     [](ArgReader &, double base, int64_t) { return constant(base); }},
-};
+// A built-in schedule's builder: reads its arguments through an ArgReader,
+// which keeps the first error.
+using ReaderBuild = Built (*)(ArgReader &r, double base, int64_t epochs);
+
+ScheduleBuilder withReader(ReaderBuild build) {
+  return [build](const ir::AttrMap &args, double base, int64_t epochs) -> Expected<Built> {
+    ArgReader r("", args);
+    Built s = build(r, base, epochs);
+    if (r.failed()) return r.takeError();
+    return Expected<Built>(std::move(s));
+  };
+}
+
+ir::Registry<ScheduleDef> &registry() {
+  static ir::Registry<ScheduleDef> schedules("schedule");
+  return schedules;
+}
 
 } // namespace
 
-std::vector<std::string> scheduleNames() {
-  std::vector<std::string> names;
-  for (const ScheduleKind &k : kKinds) names.push_back(k.name);
-  return names;
+Error registerSchedule(ScheduleDef def, const std::string &origin) {
+  if (registry().find(def.name))
+    return Error::make(ir::duplicateMessage("schedule", def.name, registry().origin(def.name),
+                                            origin));
+  if (!def.build) return Error::make("schedule '" + def.name + "' of " + origin + " builds nothing");
+  ir::SettingChoice choice{def.name, def.args, def.summary, def.isDefault};
+  choice.args.push_back({def.warmupArg, AttrKind::Int});
+  choice.args.push_back({def.warmupFactorArg, AttrKind::Float});
+  if (Error e = ir::registerSettingChoice("schedule", std::move(choice), origin)) return e;
+  std::string name = def.name;
+  return registry().add(name, origin, std::move(def));
 }
+
+Error registerBuiltinSchedules() {
+  static bool done = false;
+  if (done) return Error::success();
+  done = true;
+  using K = AttrKind;
+  std::vector<ScheduleDef> all = {
+      {"constant", {}, "a constant rate",
+       withReader([](ArgReader &, double base, int64_t) { return constant(base); }),
+       true},
+      {"cosine", {{"t_max", K::Int}, {"eta_min", K::Float}}, "cosine annealing to eta_min",
+       withReader([](ArgReader &r, double base, int64_t epochs) -> Built {
+         int64_t tMax = r.integer("t_max", std::max<int64_t>(epochs, 1));
+         double etaMin = r.number("eta_min", 0.0);
+         r.check(tMax >= 1, "t_max must be at least 1, got " + std::to_string(tMax));
+         r.check(etaMin >= 0, "eta_min must be >= 0, got " + formatDouble(etaMin));
+         return std::make_unique<EpochSchedule>([=](int64_t e) {
+           double c = std::cos(std::numbers::pi * double(e) / double(tMax));
+           return etaMin + (base - etaMin) * (1.0 + c) / 2.0;
+         });
+       })},
+      {"exponential", {{"gamma", K::Float}}, "multiply by gamma every epoch",
+       withReader([](ArgReader &r, double base, int64_t) -> Built {
+         double gamma = r.number("gamma", std::nullopt);
+         r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
+         return std::make_unique<EpochSchedule>(
+             [=](int64_t e) { return base * std::pow(gamma, double(e)); });
+       })},
+      {"multistep", {{"milestones", K::Ints}, {"gamma", K::Float}},
+       "multiply by gamma at each milestone epoch",
+       withReader([](ArgReader &r, double base, int64_t) -> Built {
+         std::vector<int64_t> ms = r.integers("milestones");
+         double gamma = r.number("gamma", 0.1);
+         r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
+         for (size_t i = 0; i < ms.size(); ++i) {
+           r.check(ms[i] >= 1, "milestones must be at least 1, got " + std::to_string(ms[i]));
+           r.check(i == 0 || ms[i] > ms[i - 1], "milestones must be strictly increasing");
+         }
+         return std::make_unique<EpochSchedule>([=](int64_t e) {
+           auto passed = std::upper_bound(ms.begin(), ms.end(), e) - ms.begin();
+           return base * std::pow(gamma, double(passed));
+         });
+       })},
+      {"reduce_on_plateau",
+       {{"factor", K::Float}, {"patience", K::Int}, {"threshold", K::Float}, {"min_lr", K::Float}},
+       "multiply by factor when the validation loss stops improving",
+       withReader([](ArgReader &r, double base, int64_t) -> Built {
+         double factor = r.number("factor", 0.1);
+         int64_t patience = r.integer("patience", 10);
+         double threshold = r.number("threshold", 1e-4);
+         double minLr = r.number("min_lr", 0.0);
+         r.check(factor > 0 && factor < 1, "factor must be in (0, 1), got " + formatDouble(factor));
+         r.check(patience >= 0, "patience must be >= 0, got " + std::to_string(patience));
+         r.check(threshold >= 0, "threshold must be >= 0, got " + formatDouble(threshold));
+         r.check(minLr >= 0, "min_lr must be >= 0, got " + formatDouble(minLr));
+         return std::make_unique<PlateauSchedule>(base, factor, patience, threshold, minLr);
+       })},
+      {"step", {{"step_size", K::Int}, {"gamma", K::Float}},
+       "multiply by gamma every step_size epochs",
+       withReader([](ArgReader &r, double base, int64_t) -> Built {
+         int64_t stepSize = r.integer("step_size", std::nullopt);
+         double gamma = r.number("gamma", 0.1);
+         r.check(stepSize >= 1, "step_size must be at least 1, got " + std::to_string(stepSize));
+         r.check(gamma > 0, "gamma must be > 0, got " + formatDouble(gamma));
+         return std::make_unique<EpochSchedule>(
+             [=](int64_t e) { return base * std::pow(gamma, double(e / stepSize)); });
+       })},
+      // A linear warm-up alone, then a constant rate; makeSchedule reads its arguments.
+      {"warmup", {}, "a linear warm-up over `epochs` epochs, then a constant rate",
+       withReader([](ArgReader &, double base, int64_t) { return constant(base); }),
+       false, "epochs", "start_factor", 5},
+  };
+  for (ScheduleDef &d : all)
+    if (Error e = registerSchedule(std::move(d), ir::kBuiltinOrigin)) return e;
+  // Early stopping is a setting of its own with one choice, read by makeEarlyStopping.
+  return ir::registerSettingChoice(
+      "early_stopping",
+      {"early_stopping", {{"patience", AttrKind::Int}, {"min_delta", AttrKind::Float}},
+       "stop when the validation loss stops improving"},
+      ir::kBuiltinOrigin);
+}
+
+std::vector<std::string> scheduleNames() { return registry().names(); }
 
 Expected<std::unique_ptr<LrSchedule>> makeSchedule(const ScheduleSpec &spec, double baseLr,
                                                    int64_t totalEpochs) {
-  std::string name = spec.name.empty() ? "constant" : spec.name;
-  const ScheduleKind *kind = nullptr;
-  for (const ScheduleKind &k : kKinds)
-    if (name == k.name) kind = &k;
+  std::string name = spec.name.empty() ? ir::defaultSettingChoice("schedule") : spec.name;
+  const ScheduleDef *kind = registry().find(name);
   if (!kind) {
     std::string msg = ir::checkSettingChoice(*ir::findRunSetting("schedule"), name);
-    return Error::make(msg.empty() ? "schedule '" + name + "' is not built in" : msg);
+    return Error::make(msg.empty() ? "schedule '" + name + "' has no builder" : msg);
   }
   ArgReader r("schedule '" + name + "'", spec.args);
   r.check(std::isfinite(baseLr) && baseLr >= 0,
           "the base learning rate must be a finite number >= 0, got " + formatDouble(baseLr));
-  bool standalone = name == "warmup";
   r.checkNames("schedule", name);
-  std::string epochsArg = standalone ? "epochs" : "warmup";
-  std::string factorArg = standalone ? "start_factor" : "warmup_start_factor";
-  int64_t warmup = r.integer(epochsArg, standalone ? 5 : 0);
+  const std::string &epochsArg = kind->warmupArg, &factorArg = kind->warmupFactorArg;
+  int64_t warmup = r.integer(epochsArg, kind->defaultWarmup);
   double startFactor = r.number(factorArg, 0.1);
   r.check(warmup >= 0, epochsArg + " must be >= 0, got " + std::to_string(warmup));
   r.check(startFactor > 0 && startFactor <= 1,
           factorArg + " must be in (0, 1], got " + formatDouble(startFactor));
-  Built inner = kind->build(r, baseLr, totalEpochs - std::max<int64_t>(warmup, 0));
   if (r.failed()) return r.takeError();
+  // The schedule's own arguments: the warm-up's are read above.
+  ir::AttrMap own;
+  for (const auto &[k, v] : spec.args.entries())
+    if (k != epochsArg && k != factorArg) own.set(k, v);
+  Expected<Built> inner = kind->build(own, baseLr, totalEpochs - std::max<int64_t>(warmup, 0));
+  if (!inner) return Error::make("schedule '" + name + "': " + inner.error().message());
+  Built s = std::move(*inner);
   if (warmup > 0)
-    inner = std::make_unique<WarmupSchedule>(std::move(inner), baseLr, warmup, startFactor);
-  return Expected<Built>(std::move(inner));
+    s = std::make_unique<WarmupSchedule>(std::move(s), baseLr, warmup, startFactor);
+  return Expected<Built>(std::move(s));
 }
 
 bool EarlyStopping::update(double loss) {

@@ -14,6 +14,7 @@
 #include "ir/RunSettings.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -61,6 +62,35 @@ Expected<std::unique_ptr<LrSchedule>> makeSchedule(const ScheduleSpec &spec, dou
                                                    int64_t totalEpochs);
 // Names of the schedules, sorted.
 std::vector<std::string> scheduleNames();
+
+// Builds a schedule from its arguments (each of the kind its registration
+// declares; absent ones take their defaults), the base rate, and the epochs
+// left after warm-up. Errors name the argument at fault; makeSchedule prefixes
+// them with the schedule: "schedule 'step': gamma must be > 0, got 0".
+using ScheduleBuilder = std::function<Expected<std::unique_ptr<LrSchedule>>(
+    const ir::AttrMap &args, double baseLr, int64_t epochs)>;
+
+// A schedule: its choice in the run-settings schema and its builder. Every
+// schedule also takes the two arguments of a linear warm-up, which makeSchedule
+// reads: `warmup` epochs (default 0) and `warmup_start_factor` (0.1); a
+// schedule may name them otherwise and give another default length.
+struct ScheduleDef {
+  std::string name;
+  std::vector<ir::ChoiceArg> args;
+  std::string summary; // one line, for the printed schema
+  ScheduleBuilder build;
+  bool isDefault = false; // the schedule of a run that names none
+  std::string warmupArg = "warmup";
+  std::string warmupFactorArg = "warmup_start_factor";
+  int64_t defaultWarmup = 0;
+};
+
+// Registers a schedule; `origin` names the registrant in messages. Fails when
+// the name is taken.
+Error registerSchedule(ScheduleDef def, const std::string &origin);
+
+// Registers the built-in schedules and early stopping (once; later calls do nothing).
+Error registerBuiltinSchedules();
 
 // Stops training once the monitored loss has not improved on the best seen
 // by more than minDelta for `patience` epochs in a row.

@@ -1,6 +1,7 @@
 // Evaluation and prediction: staging batches into executors, evaluating a
 // set, --eval-only and --predict.
 #include "runtime/train/Session.h"
+#include "passes/Losses.h"
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Interrupt.h"
@@ -70,13 +71,13 @@ RunStatus Session::evalOnly() {
   r.epoch = progress_.epoch;
   r.add("test_loss", t->mean(0));
   for (size_t i = 0; i < s_.metrics.size(); ++i)
-    r.add("test_" + std::string(s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]),
+    r.add("test_" + passes::metricLabel(s_.metrics[i]),
           t->mean(i + 1));
   r.add("images_per_s", t->timing.rate());
   r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
   out_ << "test_loss " << t->mean(0);
   for (size_t i = 0; i < s_.metrics.size(); ++i)
-    out_ << " test_" << (s_.metrics[i] == "accuracy" ? "acc" : s_.metrics[i]) << " "
+    out_ << " test_" << passes::metricLabel(s_.metrics[i]) << " "
          << 100 * t->mean(i + 1) << "%";
   if (t->timing.any()) out_ << " (" << formatRate(t->timing.rate()) << " images/s)";
   out_ << "\n" << std::flush;

@@ -1,4 +1,5 @@
 #include "test/fuzz/FuzzSupport.h"
+#include "dtnn/Registry.h"
 
 #include "ir/Printer.h"
 #include "ir/TextParser.h"
@@ -24,3 +25,9 @@ void checkRoundTrip(const ir::Module &m, std::ostream &sink) {
 }
 
 } // namespace dtnn::fuzz
+
+// libFuzzer calls this once before the first input; the replay driver too.
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  if (dtnn::Error e = dtnn::registerBuiltins()) dtnn::fuzz::fail(e.message().c_str());
+  return 0;
+}

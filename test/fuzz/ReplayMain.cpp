@@ -13,6 +13,8 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+// Registers dtnn's built-in entries (FuzzSupport.cpp); libFuzzer calls it itself.
+extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 namespace fs = std::filesystem;
 
@@ -46,6 +48,7 @@ int main(int argc, char **argv) {
     }
   }
   std::sort(inputs.begin(), inputs.end());
+  LLVMFuzzerInitialize(&argc, &argv);
   for (const fs::path &p : inputs) {
     std::ifstream in(p, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

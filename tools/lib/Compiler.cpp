@@ -1,6 +1,7 @@
 // The compile calls of dtnn/Compiler.h: the front end, then the passes that `dtnnc compile
 // --passes=` would run, then the IR printer.
 #include "dtnn/Compiler.h"
+#include "dtnn/Registry.h"
 
 #include "frontend/Frontend.h"
 #include "ir/Printer.h"
@@ -41,6 +42,7 @@ Expected<std::string> finish(std::unique_ptr<ir::Module> m, const std::string &d
 
 Expected<std::string> compileSource(const std::string &name, const std::string &text,
                                     const CompileRequest &request) {
+  if (Error e = registerBuiltins()) return e;
   SourceManager sm;
   std::ostringstream diagnostics;
   DiagnosticEngine diags(sm, diagnostics);
@@ -49,6 +51,7 @@ Expected<std::string> compileSource(const std::string &name, const std::string &
 }
 
 Expected<std::string> compileFile(const std::string &path, const CompileRequest &request) {
+  if (Error e = registerBuiltins()) return e;
   SourceManager sm;
   std::ostringstream diagnostics;
   DiagnosticEngine diags(sm, diagnostics);

@@ -3,6 +3,7 @@
 // with the `train` pipeline, and hands them to the runtime's training loop.
 #include "dtnn/Compiler.h"
 #include "dtnn/Tools.h"
+#include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
 #include "passes/Optimizers.h"
 #include "passes/PassManager.h"
@@ -460,6 +461,10 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
 // In a job of several ranks, a rank that fails ends the whole job, so that
 // no other rank waits for it in a collective.
 int dtnn::dtnnRunMain(int argc, char **argv) {
+  if (Error e = registerBuiltins()) {
+    std::cerr << "dtnn-run: error: " << e.message() << "\n";
+    return kInputError;
+  }
   // Before any thread starts: under ulimit -v, malloc's extra arenas would take the room.
   runtime::keepMallocInOneArena();
   runtime::installStopSignals("dtnn-run");

@@ -7,6 +7,7 @@
 // defaults). Each rank keeps its batch (weak scaling).
 #include "dtnn/Compiler.h"
 #include "dtnn/Tools.h"
+#include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
 #include "passes/CostModel.h"
 #include "ir/RunSettings.h"
@@ -166,5 +167,9 @@ int run(int argc, char **argv) {
 } // namespace
 
 int dtnn::dtnnSimMain(int argc, char **argv) {
+  if (Error e = registerBuiltins()) {
+    std::cerr << "dtnn-sim: error: " << e.message() << "\n";
+    return kInputError;
+  }
   return cli::runGuarded("dtnn-sim", [&] { return run(argc, argv); });
 }

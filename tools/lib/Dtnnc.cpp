@@ -2,10 +2,12 @@
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
 #include "dtnn/Compiler.h"
 #include "dtnn/Tools.h"
+#include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
 #include "ir/Files.h"
 #include "ir/Output.h"
 #include "ir/OpCatalogue.h"
+#include "ir/SettingsCatalogue.h"
 #include "ir/Printer.h"
 #include "ir/SourceFile.h"
 #include "ir/Summary.h"
@@ -41,6 +43,7 @@ const char *kUsage =
     "  opt FILE.dtir       run passes over textual IR and print the result\n"
     "  summary FILE.dtnn   print a per-layer table of a model\n"
     "  ops                 print the op catalogue (Markdown) generated from the op table\n"
+    "  settings            print the run settings and their choices (Markdown) from the registries\n"
     "\n"
     "Run 'dtnnc <command> --help' for the options of a command.\n";
 
@@ -228,6 +231,24 @@ int cmdOps(const std::vector<std::string> &argv) {
   return emit(*args, text.str());
 }
 
+int cmdSettings(const std::vector<std::string> &argv) {
+  auto specs = withCommon({});
+  std::string err;
+  auto args = cli::parseArgs(argv, specs, err);
+  if (!args) return usageError("settings", err);
+  if (args->has("help")) {
+    std::cout << "usage: dtnnc settings [options]\n\nPrints the run settings and the registered "
+                 "choices of each (Markdown).\n\n"
+              << cli::optionsHelp(specs);
+    return kOk;
+  }
+  if (!args->positional.empty())
+    return usageError("settings", "unexpected argument '" + args->positional[0] + "'");
+  std::ostringstream text;
+  ir::printSettingsCatalogue(text);
+  return emit(*args, text.str());
+}
+
 int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
@@ -383,7 +404,8 @@ int dtnnc(int argc, char **argv) {
   if (cmd == "opt") return cmdOpt(args);
   if (cmd == "summary") return cmdSummary(args);
   if (cmd == "ops") return cmdOps(args);
-  std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops"});
+  if (cmd == "settings") return cmdSettings(args);
+  std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops", "settings"});
   std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
             << kUsage;
@@ -393,5 +415,9 @@ int dtnnc(int argc, char **argv) {
 } // namespace
 
 int dtnn::dtnncMain(int argc, char **argv) {
+  if (Error e = registerBuiltins()) {
+    std::cerr << "dtnnc: error: " << e.message() << "\n";
+    return kInputError;
+  }
   return cli::runGuarded("dtnnc", [&] { return dtnnc(argc, argv); });
 }

@@ -1,10 +1,12 @@
-// Data sources. Each source is one row of a table: its name, its arguments, how to load it, the
-// usual normalization and where its files come from. Loading checks the arguments first, then
+// The data source registry and the built-in sources. Each built-in source is one row of a
+// table: its name, its arguments, how to load it, the usual normalization and where its files
+// come from; each row is registered through registerDataSource. Loading checks the arguments first, then
 // the directory, then each file, so the first error is the most useful one.
 #include "runtime/train/data/Sources.h"
 
 #include "ir/Diagnostics.h"
 #include "ir/Files.h"
+#include "ir/Registry.h"
 #include "runtime/train/data/Cifar.h"
 #include "runtime/train/data/Idx.h"
 #include "runtime/train/data/Synthetic.h"
@@ -23,13 +25,16 @@ struct Source;
 using LoadFn = Expected<DataSplits> (*)(const Source &src, const DataSpec &spec,
                                         const std::string &dir, uint64_t seed);
 
-// One known data source; its arguments are declared by the run-settings schema.
+// One built-in data source.
 struct Source {
   const char *name;
+  std::vector<ir::ChoiceArg> args;
+  const char *summary;
   LoadFn load;
   Normalization norm;             // Usual normalization of the source.
   const char *defaultDir;         // Directory of the files, or "" if the source has none.
   const char *hint;               // How to provide missing files.
+  bool isDefault = false;         // The source of a run that names none.
 };
 
 // Returns "a x b x c" for a shape.
@@ -154,11 +159,17 @@ Dataset slice(const Dataset &data, int64_t begin, int64_t end) {
   return out;
 }
 
-// ImageNet's training set is JPEG files, which dtnn has no decoder for yet.
+ir::Registry<DataSourceDef> &registry();
+
+// ImageNet's training set is JPEG files, which dtnn has no decoder for yet. The hint lists the
+// other sources that read files.
 Expected<DataSplits> loadImagenet(const Source &src, const DataSpec &, const std::string &,
                                   uint64_t) {
+  std::string others;
+  for (const DataSourceDef *d : registry().entries())
+    if (d->readsFiles && d->name != src.name) others += (others.empty() ? "" : ", ") + d->name;
   return Error::make(std::string(src.name) + ": dtnn cannot read ImageNet yet (its images are "
-                     "JPEG files); " + src.hint);
+                     "JPEG files); " + src.hint + " (" + others + ")");
 }
 
 Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, const std::string &,
@@ -199,40 +210,72 @@ Expected<DataSplits> loadSynthetic(const Source &src, const DataSpec &spec, cons
   return s;
 }
 
-const std::vector<Source> &sources() {
-  static const std::vector<Source> table = {
-      {"cifar10", loadCifar10,
-       {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}},
-       "/usr/share/datasets/cifar-10-batches-bin",
-       "pass --data DIR naming the cifar-10-batches-bin directory of the CIFAR-10 binary "
-       "version (data_batch_1..5.bin, test_batch.bin)"},
-      {"fashion_mnist", loadIdx, {{0.2860f}, {0.3530f}},
-       "/usr/share/datasets/fashion-mnist",
-       "install the Debian package dataset-fashion-mnist, or pass --data DIR naming a "
-       "directory with the Fashion-MNIST IDX files"},
-      {"imagenet", loadImagenet, {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}},
-       "/usr/share/datasets/imagenet",
-       "train with --synthetic, or on a data set dtnn reads (cifar10, fashion_mnist, mnist)"},
-      {"mnist", loadIdx, {{0.1307f}, {0.3081f}}, "/usr/share/datasets/mnist",
-       "pass --data DIR naming a directory with the MNIST IDX files "
-       "(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-...)"},
-      {"synthetic", loadSynthetic, {{0.5f}, {0.5f}}, "",
-       ""},
-  };
-  return table;
+ir::Registry<DataSourceDef> &registry() {
+  static ir::Registry<DataSourceDef> sources("data source");
+  return sources;
 }
 
 } // namespace
 
+Error registerDataSource(DataSourceDef def, const std::string &origin) {
+  if (registry().find(def.name))
+    return Error::make(ir::duplicateMessage("data source", def.name, registry().origin(def.name),
+                                            origin));
+  if (!def.load) return Error::make("data source '" + def.name + "' of " + origin + " loads nothing");
+  if (Error e = ir::registerSettingChoice("data", {def.name, def.args, def.summary, def.isDefault},
+                                          origin))
+    return e;
+  std::string name = def.name;
+  return registry().add(name, origin, std::move(def));
+}
+
+Error registerBuiltinDataSources() {
+  static bool done = false;
+  if (done) return Error::success();
+  done = true;
+  using K = ir::AttrKind;
+  std::vector<ir::ChoiceArg> dirArg = {{"dir", K::String}};
+  static const std::vector<Source> table = {
+      {"cifar10", dirArg, "CIFAR-10, binary version", loadCifar10,
+       {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}},
+       "/usr/share/datasets/cifar-10-batches-bin",
+       "pass --data DIR naming the cifar-10-batches-bin directory of the CIFAR-10 binary "
+       "version (data_batch_1..5.bin, test_batch.bin)"},
+      {"fashion_mnist", dirArg, "Fashion-MNIST, IDX files", loadIdx, {{0.2860f}, {0.3530f}},
+       "/usr/share/datasets/fashion-mnist",
+       "install the Debian package dataset-fashion-mnist, or pass --data DIR naming a "
+       "directory with the Fashion-MNIST IDX files",
+       true},
+      {"imagenet", dirArg, "ImageNet (not readable yet)", loadImagenet,
+       {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}}, "/usr/share/datasets/imagenet",
+       "train with --synthetic, or on a data set dtnn reads"},
+      {"mnist", dirArg, "MNIST, IDX files", loadIdx, {{0.1307f}, {0.3081f}},
+       "/usr/share/datasets/mnist",
+       "pass --data DIR naming a directory with the MNIST IDX files "
+       "(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-...)"},
+      {"synthetic",
+       {{"classes", K::Int}, {"shape", K::Ints}, {"test_size", K::Int}, {"train_size", K::Int}},
+       "random images whose class is learnable, chosen by the seed", loadSynthetic,
+       {{0.5f}, {0.5f}}, "", ""},
+  };
+  for (const Source &src : table) {
+    DataSourceDef def{src.name, src.args, src.summary,
+                      [&src](const DataSpec &spec, const std::string &dir, uint64_t seed) {
+                        return src.load(src, spec, dir, seed);
+                      },
+                      src.norm, *src.defaultDir != '\0', src.isDefault};
+    if (Error e = registerDataSource(std::move(def), ir::kBuiltinOrigin)) return e;
+  }
+  return Error::success();
+}
+
 Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint64_t seed) {
   const ir::RunSettingDef &setting = *ir::findRunSetting("data");
-  auto it = std::find_if(sources().begin(), sources().end(),
-                         [&](const Source &s) { return spec.name == s.name; });
-  if (it == sources().end()) {
+  const DataSourceDef *src = registry().find(spec.name);
+  if (!src) {
     std::string msg = ir::checkSettingChoice(setting, spec.name);
-    return Error::make(msg.empty() ? "data source '" + spec.name + "' is not built in" : msg);
+    return Error::make(msg.empty() ? "data source '" + spec.name + "' has no loader" : msg);
   }
-  const Source &src = *it;
   DataSpec checked{spec.name, {}}; // the arguments, each of its declared kind
   for (const auto &[arg, value] : spec.args.entries()) {
     ir::AttrValue v = value;
@@ -240,20 +283,15 @@ Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint
       return Error::make(msg);
     checked.args.set(arg, std::move(v));
   }
-  if (!dir.empty() && *src.defaultDir == '\0')
+  if (!dir.empty() && !src->readsFiles)
     return Error::make("data source '" + spec.name + "' reads no files, so a data folder ('" +
                        dir + "') does not apply");
-  Expected<DataSplits> splits = src.load(src, checked, dir, seed);
+  Expected<DataSplits> splits = src->load(checked, dir, seed);
   if (splits)
-    splits->norm = src.norm;
+    splits->norm = src->norm;
   return splits;
 }
 
-std::vector<std::string> dataSourceNames() {
-  std::vector<std::string> names;
-  for (const Source &s : sources())
-    names.push_back(s.name);
-  return names;
-}
+std::vector<std::string> dataSourceNames() { return registry().names(); }
 
 } // namespace dtnn

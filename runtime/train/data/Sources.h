@@ -1,6 +1,8 @@
-// Named data sources, as the `data` setting of a train section writes them:
-// `fashion_mnist()`, `mnist()`, `cifar10()` and `synthetic(shape=[1,28,28], classes=10,
-// train_size=6000, test_size=1000)`. The file-backed sources take `dir="..."`.
+// Named data sources, as the `data` setting of a train section writes them (`mnist()`,
+// `synthetic(shape=[1,28,28], classes=10)`), an open registry: registerDataSource adds a
+// source's choice to the run-settings schema and its loader in one call, and the built-in
+// sources register through it (registerBuiltinDataSources). The file-backed sources take
+// `dir="..."`.
 #pragma once
 
 #include "ir/Attributes.h"
@@ -10,6 +12,7 @@
 #include "runtime/train/data/Loader.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,30 @@ struct DataSplits {
   Normalization norm;
   std::string description;
 };
+
+// Loads a source: spec holds its arguments, each of the kind its registration declares; dir
+// is the --data DIR override (empty unless the source reads files); seed chooses random data.
+using DataLoadFn =
+    std::function<Expected<DataSplits>(const DataSpec &spec, const std::string &dir, uint64_t seed)>;
+
+// A data source: its choice in the run-settings schema (name, arguments, summary) and its
+// implementation.
+struct DataSourceDef {
+  std::string name;
+  std::vector<ir::ChoiceArg> args;
+  std::string summary; // one line, for the printed schema
+  DataLoadFn load;
+  Normalization norm;      // the usual normalization of its samples
+  bool readsFiles = false; // whether a data folder (--data DIR) applies
+  bool isDefault = false;  // the source of a run that names none
+};
+
+// Registers a data source; `origin` names the registrant in messages. Fails when the name is
+// taken.
+Error registerDataSource(DataSourceDef def, const std::string &origin);
+
+// Registers the built-in data sources (once; later calls do nothing).
+Error registerBuiltinDataSources();
 
 // Loads the source spec names. dir overrides the directory of a file-backed source (the
 // `--data DIR` flag of dtnn-run); when empty, the source's `dir` argument or its default is
