@@ -185,7 +185,7 @@ bool inferResultTypes(const OpDef &def, InferCtx &ctx) {
   if (!def.inferShape(ctx)) return false;
   assert(ctx.results.size() == def.numResults && "shape rule produced the wrong result count");
   for (const TensorType &t : ctx.results)
-    if (std::string why = sizeProblem(t); !why.empty()) return ctx.fail("the result is too large: " + why);
+    if (Error why = sizeProblem(t)) return ctx.fail("the result is too large: " + why.message());
   // Each written operand's new version follows, with the operand's type.
   std::vector<const OperandSpec *> specs = def.operandSpecs(n, ctx.attrs);
   for (size_t i = 0; i < n; ++i)

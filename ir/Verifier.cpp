@@ -89,8 +89,8 @@ private:
                      " but its value has type " + p->value->type().str());
       else if (p->type.isToken())
         add(loc, "parameter @" + p->name + " is a token; parameters hold tensors");
-      else if (std::string why = sizeProblem(p->type); !why.empty())
-        add(loc, "parameter @" + p->name + " is too large: " + why);
+      else if (Error why = sizeProblem(p->type))
+        add(loc, "parameter @" + p->name + " is too large: " + why.message());
       else
         paramValues_.insert(p->value);
     }
@@ -124,8 +124,9 @@ private:
       if (in->type().isToken())
         add(graphLoc(g), "input %" + in->name() + " of graph @" + g.name() +
                              " is a token; only an allreduce_start makes one");
-      if (std::string why = sizeProblem(in->type()); !why.empty())
-        add(graphLoc(g), "input %" + in->name() + " of graph @" + g.name() + " is too large: " + why);
+      if (Error why = sizeProblem(in->type()))
+        add(graphLoc(g), "input %" + in->name() + " of graph @" + g.name() + " is too large: " +
+                             why.message());
       defined_.insert(in);
     }
     writtenBy_.clear();

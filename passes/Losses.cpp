@@ -4,8 +4,7 @@ namespace dtnn::passes {
 
 Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Value *prediction,
                                ir::Value *label) {
-  if (std::string msg = ir::checkSettingChoice(*ir::findRunSetting("loss"), name); !msg.empty())
-    return Error::make(msg);
+  if (Error e = ir::checkSettingChoice(*ir::findRunSetting("loss"), name)) return e;
   ir::Value *target = label;
   if (name == "mse_loss" || name == "bce_loss") {
     const ir::TensorType &t = prediction->type();
@@ -23,7 +22,7 @@ Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Valu
 
 Expected<ir::Value *> emitMetric(ir::Builder &b, const std::string &name, ir::Value *prediction,
                                  ir::Value *label) {
-  if (std::string msg = ir::checkMetricName(name); !msg.empty()) return Error::make(msg);
+  if (Error e = ir::checkMetricName(name)) return e;
   int64_t k = name == "accuracy" ? 1 : std::stoll(name.substr(3));
   ir::Value *v = b.create1("accuracy", {prediction, label}, ir::attrs({{"k", k}}));
   if (!v) return Error::make(b.error());

@@ -124,8 +124,7 @@ Error checkBuffers(const ir::Module &m, const OptimizerSpec &spec, const ir::Par
 Expected<OptimizerSpec> readOptimizer(const ir::SettingCall &optimizer) {
   const std::string &name = optimizer.name;
   const ir::RunSettingDef &setting = *ir::findRunSetting("optimizer");
-  if (std::string msg = ir::checkSettingChoice(setting, name); !msg.empty())
-    return Error::make(msg);
+  if (Error e = ir::checkSettingChoice(setting, name)) return e;
   const ir::OpDef *def = ir::OpTable::get().lookup(name + "_update");
   if (!def) return Error::make("optimizer " + name + " has no update op in the op table");
 
@@ -135,8 +134,7 @@ Expected<OptimizerSpec> readOptimizer(const ir::SettingCall &optimizer) {
   bool betas = false, beta = false;
   for (const auto &[arg, given] : optimizer.args.entries()) {
     ir::AttrValue v = given;
-    if (std::string msg = ir::checkSettingArg(setting, name, arg, v); !msg.empty())
-      return Error::make(msg);
+    if (Error e = ir::checkSettingArg(setting, name, arg, v)) return e;
     betas = betas || arg == "betas";
     beta = beta || arg == "beta1" || arg == "beta2";
     if (arg == "betas") {

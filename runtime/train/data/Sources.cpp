@@ -229,15 +229,14 @@ Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint
   auto it = std::find_if(sources().begin(), sources().end(),
                          [&](const Source &s) { return spec.name == s.name; });
   if (it == sources().end()) {
-    std::string msg = ir::checkSettingChoice(setting, spec.name);
-    return Error::make(msg.empty() ? "data source '" + spec.name + "' is not built in" : msg);
+    Error e = ir::checkSettingChoice(setting, spec.name);
+    return e ? std::move(e) : Error::make("data source '" + spec.name + "' is not built in");
   }
   const Source &src = *it;
   DataSpec checked{spec.name, {}}; // the arguments, each of its declared kind
   for (const auto &[arg, value] : spec.args.entries()) {
     ir::AttrValue v = value;
-    if (std::string msg = ir::checkSettingArg(setting, spec.name, arg, v); !msg.empty())
-      return Error::make(msg);
+    if (Error e = ir::checkSettingArg(setting, spec.name, arg, v)) return e;
     checked.args.set(arg, std::move(v));
   }
   if (!dir.empty() && *src.defaultDir == '\0')
