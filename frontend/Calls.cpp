@@ -407,7 +407,7 @@ Val Elaborator::emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::ve
   for (ir::Value *v : operands) types.push_back(v->type());
   ir::fillDefaultAttrs(def, attrs);
   ir::InferCtx ctx{types, attrs, {}, {}, {}};
-  if (!ir::inferResultTypes(def, ctx)) {
+  if (Error e = ir::inferResultTypes(def, ctx)) {
     std::vector<Diagnostic> notes;
     for (int i : ctx.blame) {
       if (i < 0 || static_cast<size_t>(i) >= operands.size()) continue;
@@ -420,7 +420,7 @@ Val Elaborator::emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::ve
         notes.push_back(note(loc, role + " is parameter '" + operands[i]->name() + "' of type " +
                                       types[i].str()));
     }
-    error(loc, ctx.error, std::move(notes));
+    error(loc, e.message(), std::move(notes));
     return Val::poison();
   }
   ir::Op *op = graph_->addOp(def, std::move(operands), std::move(attrs), std::move(ctx.results),

@@ -172,7 +172,9 @@ void fillDefaultAttrs(const OpDef &def, AttrMap &attrs) {
   attrs = std::move(ordered);
 }
 
-bool inferResultTypes(const OpDef &def, InferCtx &ctx) {
+namespace {
+
+bool inferInto(const OpDef &def, InferCtx &ctx) {
   size_t n = ctx.operands.size();
   if (n < def.minOperands() || n > def.maxOperands())
     return ctx.fail("'" + def.name + "' takes " +
@@ -191,6 +193,13 @@ bool inferResultTypes(const OpDef &def, InferCtx &ctx) {
   for (size_t i = 0; i < n; ++i)
     if (specs[i]->writes()) ctx.results.push_back(ctx.operands[i]);
   return true;
+}
+
+} // namespace
+
+Error inferResultTypes(const OpDef &def, InferCtx &ctx) {
+  if (inferInto(def, ctx)) return Error::success();
+  return Error::make(ctx.error);
 }
 
 } // namespace dtnn::ir

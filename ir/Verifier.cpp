@@ -96,21 +96,21 @@ private:
     }
   }
 
-  // Describes why `v` may not be used at this point in graph `g`, or "" if it may.
-  std::string useProblem(const Value *v, const Graph &g) const {
-    if (!v) return "is null";
-    if (defined_.count(v)) return "";
+  // Fails with why `v` may not be used at this point in graph `g`.
+  Error useProblem(const Value *v, const Graph &g) const {
+    if (!v) return Error::make("is null");
+    if (defined_.count(v)) return Error::success();
     switch (v->kind()) {
     case Value::Kind::Param:
-      return "is parameter @" + (v->param() ? v->param()->name : v->name()) +
-             ", which is not in this module";
-    case Value::Kind::Input: return "is input %" + v->name() + " of another graph";
+      return Error::make("is parameter @" + (v->param() ? v->param()->name : v->name()) +
+                         ", which is not in this module");
+    case Value::Kind::Input: return Error::make("is input %" + v->name() + " of another graph");
     case Value::Kind::Result:
       if (v->definingOp() && g.indexOf(v->definingOp()) < g.ops().size())
-        return "is used before its definition by '" + v->definingOp()->name() + "'";
-      return "is not defined in this graph";
+        return Error::make("is used before its definition by '" + v->definingOp()->name() + "'");
+      return Error::make("is not defined in this graph");
     }
-    return "is invalid";
+    return Error::make("is invalid");
   }
 
   void checkGraph(const Graph &g) {
@@ -141,9 +141,9 @@ private:
     }
     checkTokens(g);
     for (size_t i = 0; i < g.outputs().size(); ++i) {
-      std::string problem = useProblem(g.outputs()[i], g);
-      if (!problem.empty())
-        add(graphLoc(g), "output " + std::to_string(i) + " of graph @" + g.name() + " " + problem);
+      if (Error problem = useProblem(g.outputs()[i], g))
+        add(graphLoc(g), "output " + std::to_string(i) + " of graph @" + g.name() + " " +
+                             problem.message());
       else
         checkNotOverwritten(g.outputs()[i], g, graphLoc(g),
                             "output " + std::to_string(i) + " returns");
@@ -170,9 +170,9 @@ private:
       sound = false;
     }
     for (size_t i = 0; i < n; ++i) {
-      std::string problem = useProblem(op.operands()[i], g);
-      if (problem.empty()) continue;
-      add(loc, "operand " + std::to_string(i) + " of " + what + " " + problem + where);
+      Error problem = useProblem(op.operands()[i], g);
+      if (!problem) continue;
+      add(loc, "operand " + std::to_string(i) + " of " + what + " " + problem.message() + where);
       sound = false;
     }
     if (sound && !checkWritten(op, loc, what, where)) sound = false;
@@ -202,8 +202,8 @@ private:
     std::vector<TensorType> operandTypes;
     for (const Value *v : op.operands()) operandTypes.push_back(v->type());
     InferCtx ctx{operandTypes, op.attrs(), {}, {}, {}};
-    if (!inferResultTypes(def, ctx)) {
-      Diagnostic &d = add(loc, ctx.error + where);
+    if (Error e = inferResultTypes(def, ctx)) {
+      Diagnostic &d = add(loc, e.message() + where);
       for (int i : ctx.blame)
         if (i >= 0 && static_cast<size_t>(i) < n) blameNote(d, op.operand(i), i);
       return;

@@ -81,8 +81,7 @@ std::vector<ir::TensorType> operandTypes(const OptimizerSpec &spec, const ir::Te
 Error checkUpdate(const OptimizerSpec &spec, const ir::OpDef &def, const ir::TensorType &param) {
   std::vector<ir::TensorType> types = operandTypes(spec, param);
   ir::InferCtx ctx{types, spec.args, {}, {}, {}};
-  if (!ir::inferResultTypes(def, ctx)) return Error::make(ctx.error);
-  return Error::success();
+  return ir::inferResultTypes(def, ctx);
 }
 
 // Reads `betas=[b1, b2]` into beta1 and beta2.
@@ -165,7 +164,7 @@ Error emitUpdate(ir::Module &m, ir::Builder &b, const OptimizerSpec &spec, ir::P
   types[2] = lr->type();
   if (takesStep(full)) types[3] = step->type();
   ir::InferCtx ctx{types, full.args, {}, {}, {}};
-  if (!ir::inferResultTypes(*def, ctx)) return Error::make(what + ctx.error);
+  if (Error e = ir::inferResultTypes(*def, ctx)) return Error::make(what + e.message());
   if (Error e = checkBuffers(m, full, param)) return Error::make(what + e.message());
 
   std::vector<ir::Value *> operands = {param.value, grad, lr};

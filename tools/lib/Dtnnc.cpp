@@ -136,9 +136,10 @@ int emit(const cli::ParsedArgs &args, const std::string &text) {
   return kOk;
 }
 
-// Builds a pass manager from the pass options; returns false on a bad pipeline.
-bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, ir::Module &m,
-               std::ostream &irOut, std::string &error) {
+// Builds a pass manager from the pass options and runs it on `m`: false when a pass failed,
+// which it reports; fails with a usage error for a bad pipeline or pass name.
+Expected<bool> runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline,
+                         ir::Module &m, std::ostream &irOut) {
   passes::PassManagerOptions o;
   o.verifyEach = args.has("verify-each");
   o.printIrAfterAll = args.has("print-ir-after-all");
@@ -149,28 +150,20 @@ bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, 
   o.noFuse = args.has("no-fuse");
   // Fusion passes ask the backends the module would run on (--backend).
   auto target = runtime::makeFusionTarget(args.get("backend"));
-  if (!target) {
-    error = target.error().message();
-    return false;
-  }
+  if (!target) return target.takeError();
   o.target = target->get();
   for (const std::string &name : o.printIrAfter)
     if (!passes::createPass(name)) {
       std::string hint = closestMatch(name, passes::passNames());
-      error = "unknown pass '" + name + "' in --print-ir-after" +
-              (hint.empty() ? "" : "; did you mean '" + hint + "'?");
-      return false;
+      return Error::make("unknown pass '" + name + "' in --print-ir-after" +
+                         (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
     }
   passes::PassManager pm(o);
   // An explicit empty --passes= runs nothing.
   std::string pipeline = args.has("passes") ? args.all("passes").back() : defaultPipeline;
-  if (Error e = pm.parsePipeline(pipeline)) {
-    error = e.message();
-    return false;
-  }
+  if (Error e = pm.parsePipeline(pipeline)) return e;
   if (Error e = pm.run(m)) {
     std::cerr << "dtnnc: error: " << e.message() << "\n";
-    error.clear();
     return false;
   }
   return true;
@@ -277,9 +270,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
   bool training = emitKind == "train-ir" || emitKind == "plan";
   std::string pipeline = training ? "train" : "default";
   if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
-  std::string err;
-  if (!runPasses(*args, pipeline, *module, out, err))
-    return err.empty() ? kInputError : usageError("compile", err);
+  Expected<bool> ran = runPasses(*args, pipeline, *module, out);
+  if (!ran) return usageError("compile", ran.error().message());
+  if (!*ran) return kInputError;
   if (emitKind == "plan") {
     if (Error e = printPlans(*module, plan, out)) {
       std::cerr << "dtnnc: error: " << e.message() << "\n";
@@ -331,9 +324,9 @@ int cmdOpt(const std::vector<std::string> &argv) {
     if (diags.hasErrors()) return kInputError;
   }
   std::ostringstream out;
-  std::string err;
-  if (!runPasses(*args, "", *module, out, err))
-    return err.empty() ? kInputError : usageError("opt", err);
+  Expected<bool> ran = runPasses(*args, "", *module, out);
+  if (!ran) return usageError("opt", ran.error().message());
+  if (!*ran) return kInputError;
   if (emitKind == "plan") {
     if (Error e = printPlans(*module, plan, out)) {
       std::cerr << "dtnnc: error: " << e.message() << "\n";
