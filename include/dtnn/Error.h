@@ -30,6 +30,7 @@ struct SourceLoc {
   std::string file;
   uint32_t line = 0;
   uint32_t col = 0;
+  // Whether the location points into a file (its line is known).
   bool known() const { return line != 0; }
   bool operator==(const SourceLoc &o) const {
     return file == o.file && line == o.line && col == o.col;
@@ -174,7 +175,9 @@ inline void consumeError(Error e) { e.ignore(); }
 // Expected with operator bool, or taking or reading its error, checks it. Success needs no check.
 template <typename T> class [[nodiscard]] Expected {
 public:
+  // A value.
   Expected(T value) : storage_(std::move(value)) {}
+  // A failure; `error` must not be success.
   Expected(Error error) : storage_(std::move(error)) {
     assert(std::get_if<Error>(&storage_)->p_ && "an Expected made from success");
   }
@@ -183,6 +186,7 @@ public:
     if (const Error *e = std::get_if<Error>(&storage_)) e->ignore();
     return std::holds_alternative<T>(storage_);
   }
+  // The value. Only for an Expected that holds one.
   T &operator*() { return value(); }
   const T &operator*() const { return value(); }
   T *operator->() { return &value(); }
