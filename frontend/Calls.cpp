@@ -220,12 +220,12 @@ std::string internalOpMessage(const ir::OpDef &op) {
 namespace {
 
 // PyTorch's transpose(a, b) swaps two dimensions; dtnn's takes a permutation of all of them.
-// "" unless the arguments after the tensor are two ints, else the message, with the
+// Success unless the arguments after the tensor are two ints, else a failure with the
 // permutation that swaps them ("... write transpose(x, [0, 2, 1])").
-std::string pytorchTranspose(const std::vector<EvArg> &args, size_t first, const std::vector<Val> &tensors) {
-  if (tensors.size() != 1 || args.size() != first + 2) return "";
+Error pytorchTranspose(const std::vector<EvArg> &args, size_t first, const std::vector<Val> &tensors) {
+  if (tensors.size() != 1 || args.size() != first + 2) return Error::success();
   for (size_t k = first; k < args.size(); ++k)
-    if (!args[k].name.empty() || args[k].value.kind != Val::Kind::Int) return "";
+    if (!args[k].name.empty() || args[k].value.kind != Val::Kind::Int) return Error::success();
   int64_t rank = static_cast<int64_t>(tensors[0].tensor->type().rank());
   int64_t a = args[first].value.i, b = args[first + 1].value.i;
   std::string swap = std::to_string(a) + ", " + std::to_string(b);
@@ -233,11 +233,11 @@ std::string pytorchTranspose(const std::vector<EvArg> &args, size_t first, const
                     " dimensions, not two dimensions to swap as PyTorch's transpose(" + swap + ")";
   if (a < 0) a += rank;
   if (b < 0) b += rank;
-  if (a < 0 || b < 0 || a >= rank || b >= rank) return why;
+  if (a < 0 || b < 0 || a >= rank || b >= rank) return Error::make(why);
   std::string perm;
   for (int64_t i = 0; i < rank; ++i)
     perm += (i ? ", " : "") + std::to_string(i == a ? b : i == b ? a : i);
-  return why + "; for that swap write transpose(x, [" + perm + "])";
+  return Error::make(why + "; for that swap write transpose(x, [" + perm + "])");
 }
 
 } // namespace
@@ -303,8 +303,8 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
     return Val::poison();
   }
   if (def.name == "transpose") {
-    if (std::string why = pytorchTranspose(args, first, tensors); !why.empty()) {
-      error(args[first].loc, why);
+    if (Error why = pytorchTranspose(args, first, tensors)) {
+      error(args[first].loc, why.message());
       return Val::poison();
     }
   }
@@ -386,8 +386,8 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
       error(loc, "parameter name '" + full + "' is already used; give this layer a different name=");
       return Val::poison();
     }
-    if (std::string why = ir::sizeProblem(p.type); !why.empty()) {
-      error(loc, "parameter '" + full + "' is too large: " + why);
+    if (Error why = ir::sizeProblem(p.type)) {
+      error(loc, "parameter '" + full + "' is too large: " + why.message());
       return Val::poison();
     }
     params.push_back(module_->addParam(full, p.type, p.init, p.trainable, irLoc(loc))->value);
@@ -407,7 +407,7 @@ Val Elaborator::emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::ve
   for (ir::Value *v : operands) types.push_back(v->type());
   ir::fillDefaultAttrs(def, attrs);
   ir::InferCtx ctx{types, attrs, {}, {}, {}};
-  if (!ir::inferResultTypes(def, ctx)) {
+  if (Error e = ir::inferResultTypes(def, ctx)) {
     std::vector<Diagnostic> notes;
     for (int i : ctx.blame) {
       if (i < 0 || static_cast<size_t>(i) >= operands.size()) continue;
@@ -420,7 +420,7 @@ Val Elaborator::emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::ve
         notes.push_back(note(loc, role + " is parameter '" + operands[i]->name() + "' of type " +
                                       types[i].str()));
     }
-    error(loc, ctx.error, std::move(notes));
+    error(loc, e.message(), std::move(notes));
     return Val::poison();
   }
   ir::Op *op = graph_->addOp(def, std::move(operands), std::move(attrs), std::move(ctx.results),

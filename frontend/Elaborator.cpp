@@ -49,10 +49,12 @@ bool Elaborator::step(const SourceLoc &loc) {
 }
 
 Val Elaborator::sequence(Val::Kind kind, std::vector<Val> items, const SourceLoc &loc) {
-  std::string why;
-  Val v = sequences_.make(kind, std::move(items), loc, why);
-  if (v.isPoison()) error(loc, why);
-  return v;
+  Expected<Val> v = sequences_.make(kind, std::move(items), loc);
+  if (!v) {
+    error(loc, v.error().message());
+    return Val::poison();
+  }
+  return std::move(*v);
 }
 
 bool convertType(const TypeAst &t, ir::TensorType &out, DiagnosticEngine &diags) {
@@ -84,8 +86,8 @@ bool convertType(const TypeAst &t, ir::TensorType &out, DiagnosticEngine &diags)
       out.dims.push_back(d.size);
     }
   }
-  if (std::string why = ir::sizeProblem(out); !why.empty()) {
-    diags.error(t.loc, "type is too large: " + why);
+  if (Error why = ir::sizeProblem(out)) {
+    diags.error(t.loc, "type is too large: " + why.message());
     return false;
   }
   return true;

@@ -100,8 +100,8 @@ void evalChoice(const ir::RunSettingDef &def, const Expr &e, ir::AttrMap &out,
                            (def.key == "optimizer" ? "sgd(lr=0.1)" : def.key + "_name()"));
     return;
   }
-  if (std::string msg = ir::checkSettingChoice(def, e.text); !msg.empty()) {
-    diags.error(e.loc, msg);
+  if (Error msg = ir::checkSettingChoice(def, e.text)) {
+    diags.error(e.loc, msg.message());
     return;
   }
   out.set(def.key, e.text);
@@ -113,8 +113,8 @@ void evalChoice(const ir::RunSettingDef &def, const Expr &e, ir::AttrMap &out,
     }
     ir::AttrValue v;
     if (!evalLiteral(*a.value, v, diags)) continue;
-    if (std::string msg = ir::checkSettingArg(def, e.text, a.name, v); !msg.empty())
-      diags.error(a.loc, msg);
+    if (Error msg = ir::checkSettingArg(def, e.text, a.name, v))
+      diags.error(a.loc, msg.message());
     else
       out.set(def.key + "." + a.name, std::move(v));
   }
@@ -133,8 +133,8 @@ void evalMetrics(const Expr &e, ir::AttrMap &out, DiagnosticEngine &diags) {
       diags.error(k->loc, "metrics must be names, such as [" + ir::metricExamples() + "]");
       return;
     }
-    if (std::string msg = ir::checkMetricName(k->text); !msg.empty()) {
-      diags.error(k->loc, msg);
+    if (Error msg = ir::checkMetricName(k->text)) {
+      diags.error(k->loc, msg.message());
       return;
     }
     names += (names.empty() ? "" : ",") + k->text;
@@ -148,8 +148,8 @@ void evalSetting(const ir::RunSettingDef &def, const Expr &e, ir::AttrMap &out,
   if (def.kind == ir::SettingKind::Metrics) return evalMetrics(e, out, diags);
   ir::AttrValue v;
   if (!evalLiteral(e, v, diags)) return;
-  if (std::string msg = ir::checkSettingValue(def, v); !msg.empty())
-    diags.error(e.loc, msg);
+  if (Error msg = ir::checkSettingValue(def, v))
+    diags.error(e.loc, msg.message());
   else
     out.set(def.key, std::move(v));
 }

@@ -25,17 +25,15 @@ struct ReleaseItems {
 
 } // namespace
 
-Val SequenceBudget::make(Val::Kind kind, std::vector<Val> items, SourceLoc at, std::string &why) {
+Expected<Val> SequenceBudget::make(Val::Kind kind, std::vector<Val> items, SourceLoc at) {
   uint32_t depth = 0;
   for (const Val &x : items) depth = std::max(depth, x.depth());
   if (depth + 1 > kMaxDepth) {
-    why = "lists and tuples nest more than " + std::to_string(kMaxDepth) + " deep";
-    return Val::poison();
+    return Error::make("lists and tuples nest more than " + std::to_string(kMaxDepth) + " deep");
   }
   if (items.size() > kMaxLiveItems - *live_) {
-    why = "lists and tuples would hold more than " + std::to_string(kMaxLiveItems) +
-          " items at once (this one " + std::to_string(items.size()) + ")";
-    return Val::poison();
+    return Error::make("lists and tuples would hold more than " + std::to_string(kMaxLiveItems) +
+                       " items at once (this one " + std::to_string(items.size()) + ")");
   }
   *live_ += items.size();
   Val x = Val::poison();

@@ -92,8 +92,8 @@ public:
   static constexpr size_t kMaxLiveItems = 1'000'000;
   static constexpr uint32_t kMaxDepth = 256;
 
-  // The sequence; poison with `why` set when it would break a bound.
-  Val make(Val::Kind kind, std::vector<Val> items, SourceLoc at, std::string &why);
+  // The sequence, or a failure saying which bound it would break.
+  Expected<Val> make(Val::Kind kind, std::vector<Val> items, SourceLoc at);
 
 private:
   std::shared_ptr<size_t> live_ = std::make_shared<size_t>(0);

@@ -21,8 +21,8 @@ Op *Builder::append(const std::string &name, std::vector<Value *> operands, Attr
   std::vector<TensorType> types;
   for (Value *v : operands) types.push_back(v->type());
   InferCtx ctx{types, attrs, {}, {}, {}};
-  if (!inferResultTypes(*def, ctx)) {
-    error_ = name + ": " + ctx.error;
+  if (Error e = inferResultTypes(*def, ctx)) {
+    error_ = name + ": " + e.message();
     return nullptr;
   }
   if (insertAt_ < 0)

@@ -122,6 +122,12 @@ void DiagnosticEngine::print(const Diagnostic &d) {
   for (const Diagnostic &n : d.notes) print(n);
 }
 
+void DiagnosticEngine::report(const Error &e) {
+  Diagnostic d{Severity::Error, e.loc(), e.message(), {}};
+  for (const ErrorNote &n : e.notes()) d.note(n.loc, n.message);
+  report(d);
+}
+
 void DiagnosticEngine::report(const Diagnostic &d) {
   if (d.severity == Severity::Error) {
     if (errors_ >= maxErrors_) {

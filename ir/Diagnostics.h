@@ -1,7 +1,9 @@
-// Source locations, the source manager that holds file text for printing
-// source lines, and the diagnostic engine that formats compiler messages as
+// The source manager that holds file text for printing source lines, and
+// the diagnostic engine that formats compiler messages as
 // `FILE:LINE:COL: error: MESSAGE`, the source line, a caret, then notes.
 #pragma once
+
+#include "dtnn/Error.h"
 
 #include <cstdint>
 #include <map>
@@ -12,22 +14,6 @@
 #include <vector>
 
 namespace dtnn {
-
-// A position in a source file; line and column are 1-based, 0 means unknown.
-struct SourceLoc {
-  std::string file;
-  uint32_t line = 0;
-  uint32_t col = 0;
-  bool known() const { return line != 0; }
-  bool operator==(const SourceLoc &o) const {
-    return file == o.file && line == o.line && col == o.col;
-  }
-  bool operator<(const SourceLoc &o) const {
-    if (file != o.file) return file < o.file;
-    if (line != o.line) return line < o.line;
-    return col < o.col;
-  }
-};
 
 // Owns the text of every file read during a compilation, keyed by the name
 // under which diagnostics print it.
@@ -75,6 +61,8 @@ public:
       : sm_(sm), os_(os), maxErrors_(maxErrors) {}
 
   void report(const Diagnostic &d);
+  // Reports a failure as an error at its location, followed by its notes; checks it.
+  void report(const Error &e);
   void error(SourceLoc loc, std::string message) {
     report({Severity::Error, std::move(loc), std::move(message), {}});
   }

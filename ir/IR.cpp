@@ -172,7 +172,9 @@ void fillDefaultAttrs(const OpDef &def, AttrMap &attrs) {
   attrs = std::move(ordered);
 }
 
-bool inferResultTypes(const OpDef &def, InferCtx &ctx) {
+namespace {
+
+bool inferInto(const OpDef &def, InferCtx &ctx) {
   size_t n = ctx.operands.size();
   if (n < def.minOperands() || n > def.maxOperands())
     return ctx.fail("'" + def.name + "' takes " +
@@ -185,12 +187,19 @@ bool inferResultTypes(const OpDef &def, InferCtx &ctx) {
   if (!def.inferShape(ctx)) return false;
   assert(ctx.results.size() == def.numResults && "shape rule produced the wrong result count");
   for (const TensorType &t : ctx.results)
-    if (std::string why = sizeProblem(t); !why.empty()) return ctx.fail("the result is too large: " + why);
+    if (Error why = sizeProblem(t)) return ctx.fail("the result is too large: " + why.message());
   // Each written operand's new version follows, with the operand's type.
   std::vector<const OperandSpec *> specs = def.operandSpecs(n, ctx.attrs);
   for (size_t i = 0; i < n; ++i)
     if (specs[i]->writes()) ctx.results.push_back(ctx.operands[i]);
   return true;
+}
+
+} // namespace
+
+Error inferResultTypes(const OpDef &def, InferCtx &ctx) {
+  if (inferInto(def, ctx)) return Error::success();
+  return Error::make(ctx.error);
 }
 
 } // namespace dtnn::ir

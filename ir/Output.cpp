@@ -229,12 +229,12 @@ int fill(int fd, const std::function<bool(std::FILE *)> &write) {
   return ok ? 0 : sink.error ? sink.error : EIO;
 }
 
-// What a path that exists is, for an output: "" when it is written through (a character
-// device or a FIFO), or why it is refused.
-std::string refusal(const struct stat &st) {
-  if (S_ISDIR(st.st_mode)) return "it is a directory";
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return "";
-  return "it is " + fileTypeName(st.st_mode) + ", not a regular file, so it is not replaced";
+// What a path that exists is, for an output: success when it is written through (a character
+// device or a FIFO), or a failure saying why it is refused.
+Error refusal(const struct stat &st) {
+  if (S_ISDIR(st.st_mode)) return Error::make("it is a directory");
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return Error::success();
+  return Error::make("it is " + fileTypeName(st.st_mode) + ", not a regular file, so it is not replaced");
 }
 
 // Opens a character device or a FIFO for writing; -1 with errno set on failure (ENXIO: a
@@ -282,8 +282,8 @@ Error writeOutput(const std::string &path, const std::function<bool(std::FILE *)
   struct stat old;
   bool exists = ::stat(path.c_str(), &old) == 0;
   if (exists && !S_ISREG(old.st_mode)) {
-    std::string why = refusal(old);
-    return why.empty() ? writeThrough(path, write) : failure(path, why);
+    if (Error why = refusal(old)) return failure(path, why.message());
+    return writeThrough(path, write);
   }
   removeStaleTemporaries(dir, baseName(path));
   Temporary tmp;
@@ -313,7 +313,7 @@ Error checkOutput(const std::string &path) {
   struct stat old;
   bool exists = ::stat(path.c_str(), &old) == 0;
   if (exists && !S_ISREG(old.st_mode)) {
-    if (std::string why = refusal(old); !why.empty()) return failure(path, why);
+    if (Error why = refusal(old)) return failure(path, why.message());
     int fd = openStreamTarget(path);
     if (fd < 0) return streamOpenError(path, errno);
     ::close(fd);

@@ -108,54 +108,54 @@ std::string settingExpectation(const RunSettingDef &def) {
   return "";
 }
 
-std::string checkSettingValue(const RunSettingDef &def, AttrValue &value) {
+Error checkSettingValue(const RunSettingDef &def, AttrValue &value) {
   std::string what = "train setting '" + def.key + "'";
   if (def.key == "optimizer.lr") what = "the learning rate";
   std::string wrong = what + " must be " + settingExpectation(def);
   switch (def.kind) {
   case SettingKind::Count: {
     auto *i = std::get_if<int64_t>(&value);
-    return !i || *i < def.least ? wrong : "";
+    return !i || *i < def.least ? Error::make(wrong) : Error::success();
   }
   case SettingKind::Fraction:
   case SettingKind::Rate: {
     std::optional<AttrValue> f = coerceAttr(value, AttrKind::Float);
     double x = f ? std::get<double>(*f) : std::nan("");
-    if (def.kind == SettingKind::Fraction && !(x >= 0 && x < 1)) return wrong;
-    if (def.kind == SettingKind::Rate && !(x > 0 && std::isfinite(x))) return wrong;
+    if (def.kind == SettingKind::Fraction && !(x >= 0 && x < 1)) return Error::make(wrong);
+    if (def.kind == SettingKind::Rate && !(x > 0 && std::isfinite(x))) return Error::make(wrong);
     value = x;
-    return "";
+    return Error::success();
   }
   case SettingKind::Metrics: {
     auto *s = std::get_if<std::string>(&value);
-    if (!s) return wrong;
+    if (!s) return Error::make(wrong);
     for (const std::string &m : metricNames(*s))
-      if (std::string msg = checkMetricName(m); !msg.empty()) return msg;
-    return "";
+      if (Error e = checkMetricName(m)) return e;
+    return Error::success();
   }
   case SettingKind::Choice: {
     auto *s = std::get_if<std::string>(&value);
-    if (!s) return what + " must name " + article(def.noun) + ", got " + attrValueStr(value);
+    if (!s) return Error::make(what + " must name " + article(def.noun) + ", got " + attrValueStr(value));
     return checkSettingChoice(def, *s);
   }
   }
-  return "";
+  return Error::success();
 }
 
-std::string checkSettingChoice(const RunSettingDef &def, const std::string &name) {
+Error checkSettingChoice(const RunSettingDef &def, const std::string &name) {
   std::vector<SettingChoice> all;
-  if (findChoice(def, name, all)) return "";
+  if (findChoice(def, name, all)) return Error::success();
   std::vector<std::string> names;
   for (const SettingChoice &c : all) names.push_back(c.name);
   std::string hint = closestMatch(name, names);
   std::string plural = def.noun == "loss" ? "losses" : def.noun + "s";
-  return "unknown " + def.noun + " '" + name + "'" +
-         (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (known " + plural + ": " +
-         join(names) + ")";
+  return Error::make("unknown " + def.noun + " '" + name + "'" +
+                     (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (known " + plural +
+                     ": " + join(names) + ")");
 }
 
-std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
-                            const std::string &arg, AttrValue &value) {
+Error checkSettingArg(const RunSettingDef &def, const std::string &choice,
+                      const std::string &arg, AttrValue &value) {
   std::vector<SettingChoice> all;
   const SettingChoice *c = findChoice(def, choice, all);
   if (!c) return checkSettingChoice(def, choice);
@@ -170,16 +170,16 @@ std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
       return checkSettingValue(*own, value);
     std::optional<AttrValue> v = coerceAttr(value, a.kind);
     if (!v)
-      return what + " argument '" + arg + "' must be " + kindDescription(a.kind) + ", got " +
-             attrValueStr(value);
+      return Error::make(what + " argument '" + arg + "' must be " + kindDescription(a.kind) +
+                         ", got " + attrValueStr(value));
     value = std::move(*v);
-    return "";
+    return Error::success();
   }
-  if (names.empty()) return what + " takes no arguments, got '" + arg + "'";
+  if (names.empty()) return Error::make(what + " takes no arguments, got '" + arg + "'");
   std::string hint = closestMatch(arg, names);
-  return what + " has no argument '" + arg + "'" +
-         (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (arguments: " + join(names) +
-         ")";
+  return Error::make(what + " has no argument '" + arg + "'" +
+                     (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (arguments: " +
+                     join(names) + ")");
 }
 
 std::string metricExamples() {
@@ -189,19 +189,19 @@ std::string metricExamples() {
   return out;
 }
 
-std::string checkMetricName(const std::string &name) {
+Error checkMetricName(const std::string &name) {
   std::string known;
   for (const SettingChoice &c : settingChoices("metrics")) {
-    if (!c.numbered && name == c.name) return "";
+    if (!c.numbered && name == c.name) return Error::success();
     size_t n = c.name.size();
     bool digits = c.numbered && name.size() > n && name.size() < n + 6 &&
                   name.compare(0, n, c.name) == 0 &&
                   std::all_of(name.begin() + n, name.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-    if (digits && std::stoll(name.substr(n)) >= 1) return "";
+    if (digits && std::stoll(name.substr(n)) >= 1) return Error::success();
     known += (known.empty() ? "" : ", ") + c.name;
     if (c.numbered) known += "K such as " + c.name + "5";
   }
-  return "unknown metric '" + name + "' (known: " + known + ")";
+  return Error::make("unknown metric '" + name + "' (known: " + known + ")");
 }
 
 Expected<RunSettings> readRunSettings(const AttrMap &config) {
@@ -213,7 +213,7 @@ Expected<RunSettings> readRunSettings(const AttrMap &config) {
     const AttrValue *v = config.find(def.key);
     if (!v) continue;
     AttrValue name = *v;
-    if (std::string msg = checkSettingValue(def, name); !msg.empty()) return Error::make(msg);
+    if (Error e = checkSettingValue(def, name)) return e;
     if (call) call->name = std::get<std::string>(name);
     else s.earlyStopping.emplace(); // early_stopping
   }
@@ -236,13 +236,12 @@ Expected<RunSettings> readRunSettings(const AttrMap &config) {
       std::string chosen = call ? call->name : "early_stopping";
       if (!call && !s.earlyStopping)
         return Error::make("train setting '" + key + "' is given without early_stopping");
-      if (std::string msg = checkSettingArg(*owner, chosen, arg, value); !msg.empty())
-        return Error::make(msg);
+      if (Error e = checkSettingArg(*owner, chosen, arg, value)) return e;
       (call ? call->args : *s.earlyStopping).set(arg, value);
       if (key == "optimizer.lr") s.lr = std::get<double>(value);
       continue;
     }
-    if (std::string msg = checkSettingValue(*def, value); !msg.empty()) return Error::make(msg);
+    if (Error e = checkSettingValue(*def, value)) return e;
     if (key == "batch") s.batch = std::get<int64_t>(value);
     else if (key == "epochs") s.epochs = std::get<int64_t>(value);
     else if (key == "seed") s.seed = static_cast<uint64_t>(std::get<int64_t>(value));
@@ -275,8 +274,8 @@ std::string runSettingText(const RunSettings &s, const RunSettingDef &def) {
   return names; // metrics
 }
 
-std::string setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue value) {
-  if (std::string msg = checkSettingValue(def, value); !msg.empty()) return msg;
+Error setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue value) {
+  if (Error e = checkSettingValue(def, value)) return e;
   const AttrValue *old = config.find(def.key);
   if (def.kind == SettingKind::Choice && (!old || *old != value)) {
     // The arguments given belong to the old choice; keep those with a def of their own.
@@ -287,7 +286,7 @@ std::string setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue v
     config = kept;
   }
   config.set(def.key, std::move(value));
-  return "";
+  return Error::success();
 }
 
 } // namespace dtnn::ir

@@ -88,26 +88,26 @@ const RunSettingDef *findRunSetting(std::string_view key);
 std::string settingExpectation(const RunSettingDef &def);
 
 // Checks a value of a Count, Fraction, Rate or Metrics setting; a whole
-// number given for a Fraction or a Rate becomes a float. Returns "" or the
-// message: "train setting 'batch' must be an integer of at least 1".
-std::string checkSettingValue(const RunSettingDef &def, AttrValue &value);
+// number given for a Fraction or a Rate becomes a float. Fails with messages
+// such as "train setting 'batch' must be an integer of at least 1".
+Error checkSettingValue(const RunSettingDef &def, AttrValue &value);
 
-// Checks the choice `name` of a Choice setting: "" or "unknown schedule
+// Checks the choice `name` of a Choice setting; fails with "unknown schedule
 // 'cosin'; did you mean 'cosine'? (known schedules: constant, cosine, ...)".
-std::string checkSettingChoice(const RunSettingDef &def, const std::string &name);
+Error checkSettingChoice(const RunSettingDef &def, const std::string &name);
 
 // Checks argument `arg` of choice `choice` (a known one) and makes its value
-// of the declared kind: "" or "schedule 'step' has no argument 'gama'; did
+// of the declared kind; fails with "schedule 'step' has no argument 'gama'; did
 // you mean 'gamma'? (arguments: step_size, gamma, warmup, warmup_start_factor)".
-std::string checkSettingArg(const RunSettingDef &def, const std::string &choice,
-                            const std::string &arg, AttrValue &value);
+Error checkSettingArg(const RunSettingDef &def, const std::string &choice,
+                      const std::string &arg, AttrValue &value);
 
 // One name per registered metric, numbered ones with K = 5: "accuracy, top5".
 std::string metricExamples();
 
 // Checks one metric name: a registered metric, or for a numbered one (top)
 // its name and K from 1 to 99999 (top5).
-std::string checkMetricName(const std::string &name);
+Error checkMetricName(const std::string &name);
 
 // Checks every entry of a module's settings against the schema (unknown keys,
 // kinds, ranges, choices and their arguments) and returns them typed.
@@ -121,7 +121,7 @@ std::string runSettingText(const RunSettings &s, const RunSettingDef &def);
 // Sets the setting of `def` in `config` to `value` (a command-line override)
 // after checking it. Choosing another choice drops the arguments given for
 // the old one, except those with a def of their own (the learning rate).
-// Returns "" or the message.
-std::string setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue value);
+// Fails with the message of the check.
+Error setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue value);
 
 } // namespace dtnn::ir

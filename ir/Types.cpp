@@ -53,18 +53,19 @@ std::optional<int64_t> TensorType::numElements() const {
   return staticElements();
 }
 
-std::string sizeProblem(const TensorType &t) {
+Error sizeProblem(const TensorType &t) {
   const std::string limit = "2^40 (" + std::to_string(kMaxElements) + ")";
   for (int64_t d : t.dims)
     if (d != kDynamic && d > kMaxDim)
-      return "dimension " + std::to_string(d) + " of " + t.str() + " is larger than the largest, " + limit;
-  if (std::count(t.dims.begin(), t.dims.end(), 0)) return "";
+      return Error::make("dimension " + std::to_string(d) + " of " + t.str() +
+                         " is larger than the largest, " + limit);
+  if (std::count(t.dims.begin(), t.dims.end(), 0)) return Error::success();
   unsigned __int128 n = 1; // each factor is at most 2^40, so no product overflows
   for (int64_t d : t.dims) {
     if (d != kDynamic) n *= static_cast<uint64_t>(d);
-    if (n > static_cast<unsigned __int128>(kMaxElements)) return t.str() + " has more than " + limit + " elements";
+    if (n > static_cast<unsigned __int128>(kMaxElements)) return Error::make(t.str() + " has more than " + limit + " elements");
   }
-  return "";
+  return Error::success();
 }
 
 int64_t saturatingAdd(int64_t a, int64_t b) {

@@ -2,6 +2,8 @@
 // or kDynamic (printed `?`), which stands for the symbolic batch dimension.
 #pragma once
 
+#include "dtnn/Error.h"
+
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -51,10 +53,10 @@ struct TensorType {
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 constexpr int64_t kMaxElements = int64_t{1} << 40;
 
-// "" when `t` is within the limit, else why not: "dimension 2199023255553 of
+// Success when `t` is within the limit, else a failure saying why not: "dimension 2199023255553 of
 // f32[2199023255553,4] is larger than the largest, 2^40 (1099511627776)" or
 // "f32[1048576,2097152] has more than 2^40 (1099511627776) elements".
-std::string sizeProblem(const TensorType &t);
+Error sizeProblem(const TensorType &t);
 
 // a + b and the product of `factors` (each non-negative), at most INT64_MAX:
 // counts over many tensors (MACs, parameters) that the limit above does not bound.

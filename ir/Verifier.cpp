@@ -89,28 +89,28 @@ private:
                      " but its value has type " + p->value->type().str());
       else if (p->type.isToken())
         add(loc, "parameter @" + p->name + " is a token; parameters hold tensors");
-      else if (std::string why = sizeProblem(p->type); !why.empty())
-        add(loc, "parameter @" + p->name + " is too large: " + why);
+      else if (Error why = sizeProblem(p->type))
+        add(loc, "parameter @" + p->name + " is too large: " + why.message());
       else
         paramValues_.insert(p->value);
     }
   }
 
-  // Describes why `v` may not be used at this point in graph `g`, or "" if it may.
-  std::string useProblem(const Value *v, const Graph &g) const {
-    if (!v) return "is null";
-    if (defined_.count(v)) return "";
+  // Fails with why `v` may not be used at this point in graph `g`.
+  Error useProblem(const Value *v, const Graph &g) const {
+    if (!v) return Error::make("is null");
+    if (defined_.count(v)) return Error::success();
     switch (v->kind()) {
     case Value::Kind::Param:
-      return "is parameter @" + (v->param() ? v->param()->name : v->name()) +
-             ", which is not in this module";
-    case Value::Kind::Input: return "is input %" + v->name() + " of another graph";
+      return Error::make("is parameter @" + (v->param() ? v->param()->name : v->name()) +
+                         ", which is not in this module");
+    case Value::Kind::Input: return Error::make("is input %" + v->name() + " of another graph");
     case Value::Kind::Result:
       if (v->definingOp() && g.indexOf(v->definingOp()) < g.ops().size())
-        return "is used before its definition by '" + v->definingOp()->name() + "'";
-      return "is not defined in this graph";
+        return Error::make("is used before its definition by '" + v->definingOp()->name() + "'");
+      return Error::make("is not defined in this graph");
     }
-    return "is invalid";
+    return Error::make("is invalid");
   }
 
   void checkGraph(const Graph &g) {
@@ -124,8 +124,9 @@ private:
       if (in->type().isToken())
         add(graphLoc(g), "input %" + in->name() + " of graph @" + g.name() +
                              " is a token; only an allreduce_start makes one");
-      if (std::string why = sizeProblem(in->type()); !why.empty())
-        add(graphLoc(g), "input %" + in->name() + " of graph @" + g.name() + " is too large: " + why);
+      if (Error why = sizeProblem(in->type()))
+        add(graphLoc(g), "input %" + in->name() + " of graph @" + g.name() + " is too large: " +
+                             why.message());
       defined_.insert(in);
     }
     writtenBy_.clear();
@@ -140,9 +141,9 @@ private:
     }
     checkTokens(g);
     for (size_t i = 0; i < g.outputs().size(); ++i) {
-      std::string problem = useProblem(g.outputs()[i], g);
-      if (!problem.empty())
-        add(graphLoc(g), "output " + std::to_string(i) + " of graph @" + g.name() + " " + problem);
+      if (Error problem = useProblem(g.outputs()[i], g))
+        add(graphLoc(g), "output " + std::to_string(i) + " of graph @" + g.name() + " " +
+                             problem.message());
       else
         checkNotOverwritten(g.outputs()[i], g, graphLoc(g),
                             "output " + std::to_string(i) + " returns");
@@ -169,9 +170,9 @@ private:
       sound = false;
     }
     for (size_t i = 0; i < n; ++i) {
-      std::string problem = useProblem(op.operands()[i], g);
-      if (problem.empty()) continue;
-      add(loc, "operand " + std::to_string(i) + " of " + what + " " + problem + where);
+      Error problem = useProblem(op.operands()[i], g);
+      if (!problem) continue;
+      add(loc, "operand " + std::to_string(i) + " of " + what + " " + problem.message() + where);
       sound = false;
     }
     if (sound && !checkWritten(op, loc, what, where)) sound = false;
@@ -201,8 +202,8 @@ private:
     std::vector<TensorType> operandTypes;
     for (const Value *v : op.operands()) operandTypes.push_back(v->type());
     InferCtx ctx{operandTypes, op.attrs(), {}, {}, {}};
-    if (!inferResultTypes(def, ctx)) {
-      Diagnostic &d = add(loc, ctx.error + where);
+    if (Error e = inferResultTypes(def, ctx)) {
+      Diagnostic &d = add(loc, e.message() + where);
       for (int i : ctx.blame)
         if (i >= 0 && static_cast<size_t>(i) < n) blameNote(d, op.operand(i), i);
       return;

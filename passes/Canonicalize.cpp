@@ -160,7 +160,7 @@ private:
     attrs.set("shape", shape);
     std::vector<ir::TensorType> operandTypes = {y->type()};
     ir::InferCtx ctx{operandTypes, attrs, {}, {}, {}};
-    if (!ir::inferResultTypes(op.def(), ctx) || ctx.results.size() != 1 ||
+    if (ir::inferResultTypes(op.def(), ctx) || ctx.results.size() != 1 ||
         ctx.results[0] != want)
       return false;
     bypass(op, y);

@@ -89,8 +89,7 @@ Error registerBuiltinLosses() {
 
 Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Value *prediction,
                                ir::Value *label) {
-  if (std::string msg = ir::checkSettingChoice(*ir::findRunSetting("loss"), name); !msg.empty())
-    return Error::make(msg);
+  if (Error e = ir::checkSettingChoice(*ir::findRunSetting("loss"), name)) return e;
   const LossDef *def = losses().find(name);
   if (!def) return Error::make("loss '" + name + "' has no implementation");
   ir::Value *target = label;
@@ -110,7 +109,7 @@ Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Valu
 
 Expected<ir::Value *> emitMetric(ir::Builder &b, const std::string &name, ir::Value *prediction,
                                  ir::Value *label) {
-  if (std::string msg = ir::checkMetricName(name); !msg.empty()) return Error::make(msg);
+  if (Error e = ir::checkMetricName(name)) return e;
   int64_t k = 0;
   const MetricDef *def = findMetric(name, k);
   if (!def) return Error::make("metric '" + name + "' has no implementation");

@@ -72,8 +72,7 @@ std::vector<ir::TensorType> operandTypes(const OptimizerSpec &spec, const ir::Te
 Error checkUpdate(const OptimizerSpec &spec, const ir::OpDef &def, const ir::TensorType &param) {
   std::vector<ir::TensorType> types = operandTypes(spec, param);
   ir::InferCtx ctx{types, spec.args, {}, {}, {}};
-  if (!ir::inferResultTypes(def, ctx)) return Error::make(ctx.error);
-  return Error::success();
+  return ir::inferResultTypes(def, ctx);
 }
 
 // Reads `betas=[b1, b2]` into beta1 and beta2.
@@ -152,8 +151,7 @@ Error registerBuiltinOptimizers() {
 Expected<OptimizerSpec> readOptimizer(const ir::SettingCall &optimizer) {
   const std::string &name = optimizer.name;
   const ir::RunSettingDef &setting = *ir::findRunSetting("optimizer");
-  if (std::string msg = ir::checkSettingChoice(setting, name); !msg.empty())
-    return Error::make(msg);
+  if (Error e = ir::checkSettingChoice(setting, name)) return e;
   const ir::OpDef *def = ir::OpTable::get().lookup(name + "_update");
   if (!def) return Error::make("optimizer " + name + " has no update op in the op table");
 
@@ -163,8 +161,7 @@ Expected<OptimizerSpec> readOptimizer(const ir::SettingCall &optimizer) {
   bool betas = false, beta = false;
   for (const auto &[arg, given] : optimizer.args.entries()) {
     ir::AttrValue v = given;
-    if (std::string msg = ir::checkSettingArg(setting, name, arg, v); !msg.empty())
-      return Error::make(msg);
+    if (Error e = ir::checkSettingArg(setting, name, arg, v)) return e;
     betas = betas || arg == "betas";
     beta = beta || arg == "beta1" || arg == "beta2";
     if (arg == "betas") {
@@ -195,7 +192,7 @@ Error emitUpdate(ir::Module &m, ir::Builder &b, const OptimizerSpec &spec, ir::P
   types[2] = lr->type();
   if (takesStep(full)) types[3] = step->type();
   ir::InferCtx ctx{types, full.args, {}, {}, {}};
-  if (!ir::inferResultTypes(*def, ctx)) return Error::make(what + ctx.error);
+  if (Error e = ir::inferResultTypes(*def, ctx)) return Error::make(what + e.message());
   if (Error e = checkBuffers(m, full, param)) return Error::make(what + e.message());
 
   std::vector<ir::Value *> operands = {param.value, grad, lr};

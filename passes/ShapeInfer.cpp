@@ -58,8 +58,8 @@ private:
       std::vector<ir::TensorType> operandTypes;
       for (const ir::Value *v : op->operands()) operandTypes.push_back(v->type());
       ir::InferCtx ctx{operandTypes, op->attrs(), {}, {}, {}};
-      if (!ir::inferResultTypes(op->def(), ctx))
-        return Error::make(describeOp(g, *op) + ": " + ctx.error);
+      if (Error e = ir::inferResultTypes(op->def(), ctx))
+        return Error::make(describeOp(g, *op) + ": " + e.message());
       if (ctx.results.size() != op->results().size())
         return Error::make(describeOp(g, *op) + ": has " +
                            std::to_string(op->results().size()) + " results, the op defines " +

@@ -18,7 +18,9 @@ Expected<std::unique_ptr<Kernel>> Backend::makeConversion(const BufferDesc &from
 Error Backend::synchronize() {
   Error e = computeQueue().synchronize();
   Error c = copyQueue().synchronize();
-  return e ? e : c;
+  if (!e) return c;
+  consumeError(std::move(c)); // the compute queue's failure is the one reported
+  return e;
 }
 
 std::string memoryOwner(const Backend &backend) {

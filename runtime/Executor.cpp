@@ -20,7 +20,8 @@ Executor::Executor(const Plan &plan, ExecServices services) : plan_(plan), s_(se
 }
 
 Executor::~Executor() {
-  for (Event &e : inputReady_) e.wait();
+  // A failed copy is the copy queue's error, reported by its synchronize.
+  for (Event &e : inputReady_) consumeError(e.wait());
   for (auto &slot : inputs_)
     for (void *p : slot) s_.backends.primary().release(p);
   if (cache_) s_.backends.primary().release(cache_);
@@ -117,13 +118,13 @@ Event Executor::stageInputs(const std::vector<const void *> &data) {
 
 void Executor::discardStaged() {
   assert(staged_ > 0 && "no staged inputs to discard");
-  inputReady_[(head_ + staged_ - 1) % 2].wait();
+  consumeError(inputReady_[(head_ + staged_ - 1) % 2].wait()); // reported by synchronize
   --staged_;
 }
 
 void Executor::setInput(size_t i, const void *host, size_t bytes) {
   assert(i < plan_.inputs.size() && bytes == plan_.values[plan_.inputs[i]].desc.bytes);
-  inputReady_[head_].wait();
+  consumeError(inputReady_[head_].wait()); // reported by synchronize
   s_.backends.primary().copyToDevice(inputs_[head_][i], host, bytes);
 }
 
@@ -161,7 +162,8 @@ Error Executor::run() {
       Error e = k->run(*a, *ctx);
       if (t) t->end = monotonicSeconds();
       if (ctx->comm) ctx->comm->progress(); // reductions in flight move on
-      return e ? describe(*step, e) : e;
+      if (e) return describe(*step, e);
+      return e;
     });
     if (l.recordEvent) events[s] = q.record(); // a step of another queue waits for it
   }
@@ -169,7 +171,7 @@ Error Executor::run() {
   // same from run to run.
   Error first;
   for (Queue *q : queues_)
-    if (Error e = q->synchronize(); e && !first) first = e;
+    if (Error e = q->synchronize(); e && !first) first = std::move(e);
   if (staged_ > 0) {
     head_ = (head_ + 1) % 2;
     --staged_;

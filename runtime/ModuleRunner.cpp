@@ -21,7 +21,7 @@ ModuleRunner::ModuleRunner(const ir::Module &m, const BackendSet &backends,
 
 ModuleRunner::~ModuleRunner() {
   entries_.clear();
-  commQueue_->synchronize();
+  consumeError(commQueue_->synchronize()); // a destructor has no one to report to
 }
 
 const Plan *ModuleRunner::plan(const ir::Graph &g, int64_t batch) const {

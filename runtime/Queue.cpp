@@ -6,6 +6,18 @@
 
 namespace dtnn::runtime {
 
+namespace {
+
+// A failure equal to `e` (success for success), for each of the many that wait on one event.
+Error copyOf(const Error &e) {
+  if (!e) return Error::success();
+  Error copy = Error::make(e.loc(), e.message());
+  for (const ErrorNote &n : e.notes()) copy.addNote(n.message, n.loc);
+  return copy;
+}
+
+} // namespace
+
 double monotonicSeconds() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
@@ -21,7 +33,7 @@ Error Event::wait() const {
   if (!s_) return Error::success();
   std::unique_lock<std::mutex> lock(s_->m);
   s_->cv.wait(lock, [&] { return s_->done; });
-  return s_->error;
+  return copyOf(s_->error);
 }
 
 double Event::time() const {
@@ -43,6 +55,7 @@ void Event::complete(Error error) const {
     s_->done = true;
     s_->time = monotonicSeconds();
     s_->error = std::move(error);
+    s_->error.ignore(); // each waiter gets a copy to check; the queue's own copy is reported
   }
   s_->cv.notify_all();
 }
@@ -65,7 +78,7 @@ public:
   }
   Event record() override {
     Event e = Event::pending();
-    e.complete(failure_);
+    e.complete(copyOf(failure_));
     return e;
   }
   Error synchronize() override { return std::exchange(failure_, Error::success()); }
@@ -99,7 +112,7 @@ public:
   }
   Error synchronize() override {
     Event e = record();
-    e.wait();
+    consumeError(e.wait()); // the failure, if any, is failure_
     std::lock_guard<std::mutex> lock(m_);
     return std::exchange(failure_, Error::success());
   }
@@ -122,24 +135,24 @@ private:
   void loop() {
     while (true) {
       Task t;
-      Error failure;
+      bool failed = false;
       {
         std::unique_lock<std::mutex> lock(m_);
         cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
         if (tasks_.empty()) return;
         t = std::move(tasks_.front());
         tasks_.pop_front();
-        failure = failure_;
+        failed = bool(failure_);
       }
       Error result;
       if (t.work) {
-        if (!failure) result = t.work();
-      } else if (!failure) {
+        if (!failed) result = t.work();
+      } else if (!failed) {
         result = t.waitOn.wait();
       }
       std::lock_guard<std::mutex> lock(m_);
       if (result && !failure_) failure_ = std::move(result);
-      if (!t.work) t.complete.complete(failure_);
+      if (!t.work) t.complete.complete(copyOf(failure_));
     }
   }
 

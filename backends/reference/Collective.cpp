@@ -95,7 +95,7 @@ public:
   Error run(const KernelArgs &, runtime::ExecContext &ctx) override {
     Error first;
     for (uint64_t h : InFlight::get().take(start_))
-      if (Error e = ctx.comm->waitAllreduce(h); e && !first) first = e;
+      if (Error e = ctx.comm->waitAllreduce(h); e && !first) first = std::move(e);
     return first;
   }
 

@@ -98,8 +98,8 @@ Error lowerGraph(Plan &plan, const ir::Graph &g, int64_t batch) {
       inTypes.push_back(plan.values[id].desc.type);
     }
     ir::InferCtx ctx{inTypes, op->attrs(), {}, {}, {}};
-    if (!ir::inferResultTypes(op->def(), ctx))
-      return Error::make(where + op->name() + ": " + ctx.error);
+    if (Error e = ir::inferResultTypes(op->def(), ctx))
+      return Error::make(where + op->name() + ": " + e.message());
     step.specs = op->def().operandSpecs(op->operands().size(), op->attrs());
     std::vector<int> written;
     for (size_t i = 0; i < step.specs.size(); ++i)

@@ -147,7 +147,7 @@ Expected<Checkpoint> load(const std::string &path) {
 
 } // namespace
 
-std::string nonFiniteTensor(const Checkpoint &ckpt) {
+Error nonFiniteTensor(const Checkpoint &ckpt) {
   for (const auto &[name, t] : ckpt.tensors) {
     int64_t bad = 0, n = 0;
     if (t.type().dtype == DType::F32) {
@@ -160,10 +160,10 @@ std::string nonFiniteTensor(const Checkpoint &ckpt) {
       for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(v[i]);
     }
     if (bad)
-      return "'" + name + "' holds " + std::to_string(bad) + " of " + std::to_string(n) +
-             " values that are not finite (NaN or infinite)";
+      return Error::make("'" + name + "' holds " + std::to_string(bad) + " of " +
+                         std::to_string(n) + " values that are not finite (NaN or infinite)");
   }
-  return "";
+  return Error::success();
 }
 
 Error saveCheckpoint(const std::string &path, const Checkpoint &ckpt) {

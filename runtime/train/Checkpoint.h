@@ -15,9 +15,9 @@ namespace dtnn::runtime {
 // The largest JSON header loadCheckpoint accepts, in bytes.
 constexpr uint64_t kMaxCheckpointHeaderBytes = 100'000'000;
 
-// "" or what shows that `ckpt` holds numbers that are not finite: "'w' holds 3 of 150 values
-// that are not finite (NaN or infinite)", for its first such floating-point tensor.
-std::string nonFiniteTensor(const Checkpoint &ckpt);
+// Fails with what shows that `ckpt` holds numbers that are not finite: "'w' holds 3 of 150
+// values that are not finite (NaN or infinite)", for its first such floating-point tensor.
+Error nonFiniteTensor(const Checkpoint &ckpt);
 
 // Writes ckpt to path atomically (see writeOutput in ir/Output.h). The output depends only on ckpt:
 // header keys are sorted, the data starts 8-byte aligned and holds the tensors grouped by

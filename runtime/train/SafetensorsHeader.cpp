@@ -144,12 +144,15 @@ class HeaderParser {
 public:
   explicit HeaderParser(std::string_view text) : text_(text) {}
 
-  // Parses the whole text, known to be valid UTF-8, into header; false if it fails, with
-  // error() saying why.
-  bool parseHeader(Header &header);
-  const std::string &error() const { return error_; }
+  // Parses the whole text, known to be valid UTF-8, into header.
+  Error parseHeader(Header &header) {
+    if (parseAll(header)) return Error::success();
+    return Error::make(error_);
+  }
 
 private:
+  // The parser's steps return false after recording the failure in error_.
+  bool parseAll(Header &header);
   // Records msg at the current position and returns false.
   bool fail(const std::string &msg) {
     error_ = "invalid header JSON at byte " + std::to_string(pos_) + ": " + msg;
@@ -390,7 +393,7 @@ bool HeaderParser::parseTensor(Entry &entry) {
   return true;
 }
 
-bool HeaderParser::parseHeader(Header &header) {
+bool HeaderParser::parseAll(Header &header) {
   bool sawMetadata = false;
   std::set<std::string> names;
   bool ok = parseObject([&](const std::string &key) {
@@ -457,8 +460,7 @@ Expected<Header> parseHeader(const std::string &text) {
     return Error::make("header is not valid UTF-8 (byte " + std::to_string(*at) + ")");
   Header header;
   HeaderParser parser(text);
-  if (!parser.parseHeader(header))
-    return Error::make(parser.error());
+  if (Error e = parser.parseHeader(header)) return e;
   return header;
 }
 

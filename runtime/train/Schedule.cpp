@@ -30,8 +30,8 @@ public:
   void checkNames(const std::string &setting, const std::string &choice) {
     for (const auto &[name, value] : args_.entries()) {
       AttrValue v = value;
-      std::string msg = ir::checkSettingArg(*ir::findRunSetting(setting), choice, name, v);
-      if (!msg.empty() && !error_) error_ = Error::make(msg); // the message names the choice
+      Error e = ir::checkSettingArg(*ir::findRunSetting(setting), choice, name, v);
+      if (e && !error_) error_ = std::move(e); // the message names the choice
     }
   }
   double number(const std::string &name, std::optional<double> dflt) {
@@ -316,8 +316,8 @@ Expected<std::unique_ptr<LrSchedule>> makeSchedule(const ScheduleSpec &spec, dou
   std::string name = spec.name.empty() ? ir::defaultSettingChoice("schedule") : spec.name;
   const ScheduleDef *kind = registry().find(name);
   if (!kind) {
-    std::string msg = ir::checkSettingChoice(*ir::findRunSetting("schedule"), name);
-    return Error::make(msg.empty() ? "schedule '" + name + "' has no builder" : msg);
+    Error e = ir::checkSettingChoice(*ir::findRunSetting("schedule"), name);
+    return e ? std::move(e) : Error::make("schedule '" + name + "' has no builder");
   }
   ArgReader r("schedule '" + name + "'", spec.args);
   r.check(std::isfinite(baseLr) && baseLr >= 0,

@@ -146,11 +146,11 @@ private:
   // Runs the forward graph (inference: running statistics, no dropout) on the input tensor of
   // --predict and writes its outputs to --predictions.
   RunStatus predict();
-  // "" or why the loss of a train step shows the run failed: not finite, or diverged.
-  std::string lossProblem(double loss) const;
-  // "" or why an evaluation's record shows the model failed: a test or validation loss
+  // Fails with why the loss of a train step shows the run failed: not finite, or diverged.
+  Error lossProblem(double loss) const;
+  // Fails with why an evaluation's record shows the model failed: a test or validation loss
   // that is not finite.
-  static std::string evalProblem(const EpochRecord &r);
+  static Error evalProblem(const EpochRecord &r);
   bool stepLimitReached() const { return o_.maxSteps >= 0 && runSteps_ >= o_.maxSteps; }
   Error findGraphs();
   Error loadData();

@@ -81,7 +81,7 @@ RunStatus Session::evalOnly() {
          << 100 * t->mean(i + 1) << "%";
   if (t->timing.any()) out_ << " (" << formatRate(t->timing.rate()) << " images/s)";
   out_ << "\n" << std::flush;
-  if (std::string why = evalProblem(r); !why.empty()) return fail(why + ".", RunStatus::TrainingFailed);
+  if (Error why = evalProblem(r)) return fail(why.message() + ".", RunStatus::TrainingFailed);
   if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.write(r)) return fail(e.message());
   return RunStatus::Ok;
@@ -117,9 +117,9 @@ RunStatus Session::predict() {
     out.tensors.emplace(outputs == 1 ? "output" : "output." + std::to_string(i), (*exec)->output(i));
   out.metadata = {{"model", fwd_->name()}, {"input", o_.predictPath}};
   // Outputs that are not finite are a failed prediction, not a result to keep.
-  if (std::string why = nonFiniteTensor(out); !why.empty())
+  if (Error why = nonFiniteTensor(out))
     return fail("the model's outputs on '" + x->name() + "' of " + o_.predictPath + " are not " +
-                    "finite: " + why + "; nothing was written to " + o_.predictionsPath,
+                    "finite: " + why.message() + "; nothing was written to " + o_.predictionsPath,
                 RunStatus::TrainingFailed);
   if (Error e = saveCheckpoint(o_.predictionsPath, out)) return fail(e.message());
   out_ << "predicted " << batch << (batch == 1 ? " sample" : " samples") << " of '" << x->name()

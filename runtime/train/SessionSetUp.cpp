@@ -266,7 +266,7 @@ Error Session::setUp() {
   runner.note = heldNote();
   if (Error e = checkAddressSpace(runner, "")) return e;
   runner_ = std::make_unique<ModuleRunner>(m_, backends_, &kernelComm_);
-  if (runner_->setUpError()) return runner_->setUpError();
+  if (runner_->setUpError()) return Error::make(runner_->setUpError().message());
   runner_->setSpaceNote(heldNote());
   if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
   if (!o_.resumePath.empty())

@@ -13,15 +13,14 @@ Expected<int64_t> metaInt(const std::map<std::string, std::string> &meta, const 
                           const std::string &path) {
   auto it = meta.find(key);
   if (it == meta.end()) return Error::make(path + ": checkpoint metadata lacks '" + key + "'");
-  try {
+  try { // std::stoll throws on text that is not a number or out of range
     size_t used = 0;
     long long v = std::stoll(it->second, &used);
-    if (used != it->second.size() || v < 0) throw std::invalid_argument(key);
-    return static_cast<int64_t>(v);
+    if (used == it->second.size() && v >= 0) return static_cast<int64_t>(v);
   } catch (const std::exception &) {
-    return Error::make(path + ": checkpoint metadata '" + key + "' is not a count: '" +
-                       it->second + "'");
   }
+  return Error::make(path + ": checkpoint metadata '" + key + "' is not a count: '" + it->second +
+                     "'");
 }
 
 } // namespace
@@ -55,8 +54,8 @@ Error saveTrainState(const std::string &path, const std::string &model, const Pa
 Error loadWeights(const std::string &path, const std::set<std::string> &names, ParamStore &store) {
   auto ck = loadCheckpoint(path);
   if (!ck) return ck.takeError();
-  if (std::string why = nonFiniteTensor(*ck); !why.empty())
-    return Error::make(path + ": " + why + ": the run that wrote it had diverged; start from an "
+  if (Error why = nonFiniteTensor(*ck))
+    return Error::make(path + ": " + why.message() + ": the run that wrote it had diverged; start from an "
                        "earlier checkpoint");
   std::vector<std::string> problems;
   for (const std::string &name : names) {
@@ -117,8 +116,8 @@ Expected<std::map<std::string, std::string>> loadTrainState(const std::string &p
       return Error::make(path + ": checkpoint holds '" + name +
                          "', which the model does not have (was it saved with another optimizer "
                          "or other optimizer settings?)");
-  if (std::string why = nonFiniteTensor(*ck); !why.empty())
-    return Error::make(path + ": " + why + ": the run that wrote it had diverged; start from an "
+  if (Error why = nonFiniteTensor(*ck))
+    return Error::make(path + ": " + why.message() + ": the run that wrote it had diverged; start from an "
                        "earlier checkpoint");
   Progress loaded;
   for (auto [key, field] : {std::pair{"epoch", &loaded.epoch},

@@ -79,25 +79,25 @@ RunStatus Session::settleStop() {
 // (at least 1): far past any loss a converging run of any scale goes through.
 constexpr double kDivergence = 1e6;
 
-std::string Session::evalProblem(const EpochRecord &r) {
+Error Session::evalProblem(const EpochRecord &r) {
   for (const auto &[key, value] : r.values) {
     if ((key != "test_loss" && key != "val_loss") || std::isfinite(value)) continue;
     std::string set = key == "test_loss" ? "test" : "validation";
-    return "the " + set + " loss is " + (std::isnan(value) ? "nan" : "infinite") +
-           ": the model's outputs on the " + set + " set are not finite";
+    return Error::make("the " + set + " loss is " + (std::isnan(value) ? "nan" : "infinite") +
+                       ": the model's outputs on the " + set + " set are not finite");
   }
-  return "";
+  return Error::success();
 }
 
-std::string Session::lossProblem(double loss) const {
-  if (std::isnan(loss)) return "the loss became nan";
-  if (std::isinf(loss)) return "the loss became infinite";
+Error Session::lossProblem(double loss) const {
+  if (std::isnan(loss)) return Error::make("the loss became nan");
+  if (std::isinf(loss)) return Error::make("the loss became infinite");
   double bound = kDivergence * std::max(1.0, std::fabs(firstLoss_));
-  if (std::fabs(loss) <= bound) return "";
+  if (std::fabs(loss) <= bound) return Error::success();
   char text[96];
   std::snprintf(text, sizeof text, "the loss diverged to %.4g, more than %.0e times the first step's %.4g",
                 loss, kDivergence, firstLoss_);
-  return text;
+  return Error::make(text);
 }
 
 RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, double dt,
@@ -108,8 +108,8 @@ RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, doubl
   ++runSteps_;
   double loss = v[0];
   if (runSteps_ == 1) firstLoss_ = loss;
-  if (std::string why = lossProblem(loss); !why.empty())
-    return fail(why + " at epoch " + std::to_string(epoch + 1) + ", step " +
+  if (Error why = lossProblem(loss))
+    return fail(why.message() + " at epoch " + std::to_string(epoch + 1) + ", step " +
                     std::to_string(progress_.stepInEpoch) + " (global step " +
                     std::to_string(progress_.step) + "); stopping. " +
                     (runSteps_ > 1              ? "A lower learning rate may help."
@@ -240,8 +240,8 @@ RunStatus Session::run() {
     if (!r) return fail(r.error().message());
     lastTestAcc = r->get("test_acc");
     out_ << epochLine(*r, s_.epochs) << "\n" << std::flush;
-    if (std::string why = evalProblem(*r); !why.empty())
-      return fail(why + " after epoch " + std::to_string(epoch + 1) + "; stopping.",
+    if (Error why = evalProblem(*r))
+      return fail(why.message() + " after epoch " + std::to_string(epoch + 1) + "; stopping.",
                   RunStatus::TrainingFailed);
     if (leader() && !o_.metricsPath.empty())
       if (Error e = writer.write(*r)) return fail(e.message());

@@ -219,37 +219,31 @@ struct ParsedCase {
 
 } // namespace
 
-bool claims(const std::string &backend, const Case &c, std::string *why) {
+Error checkClaim(const std::string &backend, const Case &c) {
   ParsedCase p(c);
-  if (!p.op) {
-    if (why) *why = "the case is broken";
-    return false;
-  }
-  if (runtime::KernelRegistry::get().find(backend, *p.op, p.in, p.out)) return true;
-  if (why) {
-    bool any = false;
-    for (const runtime::KernelEntry *e : runtime::KernelRegistry::get().all())
-      any = any || (e->backend == backend && e->op == c.op);
-    *why = any ? "its kernel does not claim these types or attributes" : "no kernel";
-  }
-  return false;
+  if (!p.op) return Error::make("the case is broken");
+  if (runtime::KernelRegistry::get().find(backend, *p.op, p.in, p.out)) return Error::success();
+  bool any = false;
+  for (const runtime::KernelEntry *e : runtime::KernelRegistry::get().all())
+    any = any || (e->backend == backend && e->op == c.op);
+  return Error::make(any ? "its kernel does not claim these types or attributes" : "no kernel");
 }
 
-std::string makeError(const std::string &backend, const Case &c) {
+Error makeError(const std::string &backend, const Case &c) {
   ParsedCase p(c);
-  if (!p.op) return "the case is broken";
+  if (!p.op) return Error::make("the case is broken");
   const runtime::KernelEntry *e = runtime::KernelRegistry::get().find(backend, *p.op, p.in, p.out);
-  if (!e) return "not claimed";
+  if (!e) return Error::make("not claimed");
   auto set = runtime::BackendSet::create(backend, {});
-  if (!set) return set.error().message();
+  if (!set) return set.takeError();
   runtime::Backend *b = set->find(backend);
-  if (!b) return "no backend " + backend;
+  if (!b) return Error::make("no backend " + backend);
   std::vector<runtime::BufferDesc> in;
   for (const ir::TensorType &t : p.in) in.push_back(runtime::BufferDesc::plain(t));
   std::vector<ir::TensorType> out(p.out.begin(), p.out.begin() + p.op->def().numResults);
   runtime::KernelRequest req{*p.op, in, out, *b};
   auto k = e->make(req);
-  return k ? "" : k.error().message();
+  return k ? Error::success() : k.takeError();
 }
 
 std::vector<std::vector<double>> runReference64(const Case &c, bool magnitude) {
@@ -324,11 +318,10 @@ void checkCase(const Case &c, Report &report) {
   SCOPED_TRACE(c.op + " " + c.label);
   std::vector<std::string> claimed;
   for (const std::string &b : otherBackends()) {
-    std::string why;
-    if (claims(b, c, &why))
-      claimed.push_back(b);
+    if (Error why = checkClaim(b, c))
+      report.skipped(b, c.op, c.label, why.message());
     else
-      report.skipped(b, c.op, c.label, why);
+      claimed.push_back(b);
   }
   // The reference run validates the case even when nothing else runs it.
   std::vector<std::vector<double>> want = runCase(c, "f32", "reference", false);
@@ -347,9 +340,10 @@ void checkCase(const Case &c, Report &report) {
     if (ranOn != b) {
       // Its kernel claims the op but could not be made (planning then falls
       // back to the next backend): nothing of b's to compare.
-      std::string err = makeError(b, c);
+      Error err = makeError(b, c);
       report.fellBack(b, c.op, c.label,
-                      "claimed, but the plan ran it on " + ranOn + (err.empty() ? "" : ": " + err));
+                      "claimed, but the plan ran it on " + ranOn +
+                          (err ? ": " + err.message() : ""));
       continue;
     }
     Comparison cmp = compareOutputs(c, b, got, want, ev.exact, allowed);

@@ -21,6 +21,8 @@
 // other backend's.
 #pragma once
 
+#include "dtnn/Error.h"
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -102,15 +104,14 @@ struct Case {
 // The backends other than the reference one (and other fallbacks), by name.
 std::vector<std::string> otherBackends();
 
-// Why `backend`'s kernel for the op of `c` cannot be made for plain
-// operands ("" when it can).
-std::string makeError(const std::string &backend, const Case &c);
+// Success when `backend`'s kernel for the op of `c` can be made for plain
+// operands, else a failure saying why not.
+Error makeError(const std::string &backend, const Case &c);
 
-// Whether `backend`'s kernel registry entry claims the op of `c` (the first
-// op named c.op in its graph) at its f32 types, asking
-// KernelRegistry::find as kernel selection does; `why` gets a reason when
-// it does not.
-bool claims(const std::string &backend, const Case &c, std::string *why = nullptr);
+// Success when `backend`'s kernel registry entry claims the op of `c` (the
+// first op named c.op in its graph) at its f32 types, asking
+// KernelRegistry::find as kernel selection does; else a failure saying why not.
+Error checkClaim(const std::string &backend, const Case &c);
 
 // The f64 results of `c` on the reference backend (outputs, then read-back
 // parameters), with the absInMagnitude operands replaced by their absolute

@@ -106,7 +106,7 @@ TEST(Differential, InPlace) {
     for (const char *op : {"conv2d", "relu", "relu_backward", "sigmoid"}) {
       Case one = c;
       one.op = op;
-      if (!claims(backend, one)) missing.push_back(op);
+      if (Error why = checkClaim(backend, one)) missing.push_back(op);
     }
     if (!missing.empty()) {
       std::string m;
@@ -176,7 +176,7 @@ TEST(Differential, Coverage) {
     for (const runtime::KernelEntry *e : reg.all())
       if (e->backend == backend) exercised.push_back({e, 0});
     for (const Case &c : cases) {
-      if (!claims(backend, c)) continue;
+      if (Error why = checkClaim(backend, c)) continue;
       // The entry find() returns for this case.
       for (auto &[e, n] : exercised)
         if (e->op == c.op && e->dtype == ir::DType::F32) ++n;

@@ -42,9 +42,10 @@ Inferred infer(const std::string &op, std::vector<TensorType> operands,
   fillDefaultAttrs(def(op), attrs);
   InferCtx ctx{operands, attrs, {}, {}, {}};
   Inferred r;
-  r.ok = inferResultTypes(def(op), ctx);
+  dtnn::Error e = inferResultTypes(def(op), ctx);
+  r.ok = !e;
   r.results = ctx.results;
-  r.error = ctx.error;
+  r.error = e.message();
   r.blame = ctx.blame;
   return r;
 }

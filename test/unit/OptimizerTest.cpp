@@ -538,7 +538,7 @@ TEST(Optimizer, UpdateShapeRules) {
     if (!def) return "no op " + op;
     ir::fillDefaultAttrs(*def, attrs);
     ir::InferCtx ctx{operands, attrs, {}, {}, {}};
-    return ir::inferResultTypes(*def, ctx) ? std::string() : ctx.error;
+    return ir::inferResultTypes(*def, ctx).message();
   };
   TensorType p(DType::F32, {3}), f32s(DType::F32, {}), i64s(DType::I64, {});
   EXPECT_EQ(check("sgd_update", {p, p, f32s}), "");

@@ -127,17 +127,17 @@ TEST(RunSettings, CommandLineOverrides) {
                       {"optimizer.momentum", 0.9}});
   const ir::RunSettingDef &opt = *ir::findRunSetting("optimizer");
   // The same choice keeps its arguments; another drops them, except the learning rate.
-  EXPECT_EQ(ir::setRunSetting(c, opt, std::string("sgd")), "");
+  EXPECT_EQ(ir::setRunSetting(c, opt, std::string("sgd")).message(), "");
   EXPECT_TRUE(c.find("optimizer.momentum"));
-  EXPECT_EQ(ir::setRunSetting(c, opt, std::string("adam")), "");
+  EXPECT_EQ(ir::setRunSetting(c, opt, std::string("adam")).message(), "");
   EXPECT_FALSE(c.find("optimizer.momentum"));
   EXPECT_EQ(*c.find("optimizer.lr"), AttrValue(0.5));
-  EXPECT_EQ(ir::setRunSetting(c, opt, std::string("adamm")),
+  EXPECT_EQ(ir::setRunSetting(c, opt, std::string("adamm")).message(),
             "unknown optimizer 'adamm'; did you mean 'adam'? (known optimizers: sgd, adam, adamw, "
             "rmsprop, nadam)");
-  EXPECT_EQ(ir::setRunSetting(c, *ir::findRunSetting("batch"), int64_t{0}),
+  EXPECT_EQ(ir::setRunSetting(c, *ir::findRunSetting("batch"), int64_t{0}).message(),
             "train setting 'batch' must be an integer of at least 1");
-  EXPECT_EQ(ir::setRunSetting(c, *ir::findRunSetting("optimizer.lr"), int64_t{2}), "");
+  EXPECT_EQ(ir::setRunSetting(c, *ir::findRunSetting("optimizer.lr"), int64_t{2}).message(), "");
   EXPECT_EQ(*c.find("optimizer.lr"), AttrValue(2.0));
   auto s = ir::readRunSettings(c);
   ASSERT_TRUE(s) << s.error().message();

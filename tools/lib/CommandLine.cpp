@@ -23,8 +23,8 @@ const std::vector<std::string> &ParsedArgs::all(const std::string &name) const {
   return it == values.end() ? none : it->second;
 }
 
-std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
-                                    const std::vector<OptionSpec> &specs, std::string &error) {
+Expected<ParsedArgs> parseArgs(const std::vector<std::string> &args,
+                               const std::vector<OptionSpec> &specs) {
   ParsedArgs out;
   std::vector<std::string> names;
   for (const auto &s : specs) names.push_back(s.name);
@@ -45,9 +45,9 @@ std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
       if (s.name == body) spec = &s;
     if (!spec) {
       std::string hint = closestMatch(body, names);
-      error = "unknown option '" + a + "'" +
-              (hint.empty() ? "" : "; did you mean '" + std::string(hint.size() == 1 ? "-" : "--") + hint + "'?");
-      return std::nullopt;
+      return Error::make("unknown option '" + a + "'" +
+                         (hint.empty() ? "" : "; did you mean '" + std::string(hint.size() == 1 ? "-" : "--") +
+                                                  hint + "'?"));
     }
     std::string value;
     if (!spec->valueName.empty()) {
@@ -56,24 +56,20 @@ std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
       } else if (i + 1 < args.size()) {
         value = args[++i];
       } else {
-        error = "option '" + a + "' needs a value (" + spec->valueName + ")";
-        return std::nullopt;
+        return Error::make("option '" + a + "' needs a value (" + spec->valueName + ")");
       }
     } else if (inlineValue) {
-      error = "option '--" + spec->name + "' takes no value";
-      return std::nullopt;
+      return Error::make("option '--" + spec->name + "' takes no value");
     }
     // An empty value (`--save=`, `--model=`, `-o ""`) names nothing: an error,
     // not the option's absence. Only a list may be empty (`--passes=`).
     if (!spec->valueName.empty() && spec->valueName != "LIST" && value.empty()) {
-      error = "option '" + std::string(spec->name.size() == 1 ? "-" : "--") + spec->name +
-              "' needs a " + spec->valueName + ", got an empty one";
-      return std::nullopt;
+      return Error::make("option '" + std::string(spec->name.size() == 1 ? "-" : "--") +
+                         spec->name + "' needs a " + spec->valueName + ", got an empty one");
     }
     auto &slot = out.values[spec->name];
     if (!slot.empty() && !spec->repeatable && !spec->valueName.empty() && slot.back() != value) {
-      error = "option '--" + spec->name + "' given twice";
-      return std::nullopt;
+      return Error::make("option '--" + spec->name + "' given twice");
     }
     slot.push_back(value);
   }
@@ -92,7 +88,7 @@ std::string optionsHelp(const std::vector<OptionSpec> &specs) {
   return out;
 }
 
-std::string pathClash(const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs) {
+Error pathClash(const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs) {
   auto resolved = [](const std::string &p) {
     std::error_code ec;
     std::filesystem::path a = std::filesystem::absolute(p, ec).lexically_normal();
@@ -104,18 +100,18 @@ std::string pathClash(const std::vector<NamedPath> &outputs, const std::vector<N
     std::filesystem::path out = resolved(outputs[i].second);
     for (size_t j = 0; j < i; ++j)
       if (!outputs[j].second.empty() && resolved(outputs[j].second) == out)
-        return outputs[j].first + " and " + outputs[i].first + " name the same file '" +
-               outputs[i].second + "'";
+        return Error::make(outputs[j].first + " and " + outputs[i].first +
+                           " name the same file '" + outputs[i].second + "'");
     for (const NamedPath &in : inputs)
       if (!in.second.empty() && resolved(in.second) == out)
-        return outputs[i].first + " '" + outputs[i].second + "' would overwrite " + in.first +
-               " '" + in.second + "'";
+        return Error::make(outputs[i].first + " '" + outputs[i].second + "' would overwrite " +
+                           in.first + " '" + in.second + "'");
   }
-  return "";
+  return Error::success();
 }
 
-std::string readCount(const std::string &name, const std::string &text, int64_t lo, int64_t hi,
-                      int64_t &out) {
+Error readCount(const std::string &name, const std::string &text, int64_t lo, int64_t hi,
+                int64_t &out) {
   std::string range = hi == INT64_MAX ? "an integer of at least " + std::to_string(lo)
                                       : "an integer from " + std::to_string(lo) + " to " +
                                             std::to_string(hi);
@@ -123,13 +119,15 @@ std::string readCount(const std::string &name, const std::string &text, int64_t 
   auto [stop, ec] = std::from_chars(text.data(), end, out);
   bool digits = !text.empty() && stop == end;
   if (digits && ec == std::errc::result_out_of_range)
-    return name + (text[0] == '-' ? " must be at least " + std::to_string(lo)
-                                  : " accepts at most " + std::to_string(hi)) +
-           ", got '" + text + "'";
-  if (!digits || ec != std::errc()) return name + " expects " + range + ", got '" + text + "'";
-  if (out < lo) return name + " must be at least " + std::to_string(lo) + ", got '" + text + "'";
-  if (out > hi) return name + " accepts at most " + std::to_string(hi) + ", got '" + text + "'";
-  return "";
+    return Error::make(name +
+                       (text[0] == '-' ? " must be at least " + std::to_string(lo)
+                                       : " accepts at most " + std::to_string(hi)) +
+                       ", got '" + text + "'");
+  std::string got = ", got '" + text + "'";
+  if (!digits || ec != std::errc()) return Error::make(name + " expects " + range + got);
+  if (out < lo) return Error::make(name + " must be at least " + std::to_string(lo) + got);
+  if (out > hi) return Error::make(name + " accepts at most " + std::to_string(hi) + got);
+  return Error::success();
 }
 
 std::string exceptionMessage(std::exception_ptr e) {

@@ -2,6 +2,8 @@
 // `--opt value`, `-o value`, and positional arguments, with generated help.
 #pragma once
 
+#include "dtnn/Error.h"
+
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -37,25 +39,25 @@ struct ParsedArgs {
   const std::vector<std::string> &all(const std::string &name) const;
 };
 
-// Parses `args` against `specs`. On a usage error returns nullopt and sets `error`.
-std::optional<ParsedArgs> parseArgs(const std::vector<std::string> &args,
-                                    const std::vector<OptionSpec> &specs, std::string &error);
+// Parses `args` against `specs`; fails with a usage error message.
+Expected<ParsedArgs> parseArgs(const std::vector<std::string> &args,
+                               const std::vector<OptionSpec> &specs);
 
 // Reads the integer value `text` of option `name` ("--threads") into `out`,
-// which must lie in [lo, hi]. Returns "" or the message, which states the
-// limit a value passes ("--threads accepts at most 4096, got '5000'") or the
-// range expected of what is not an integer.
-std::string readCount(const std::string &name, const std::string &text, int64_t lo, int64_t hi,
-                      int64_t &out);
+// which must lie in [lo, hi]. Fails with a message that states the limit a
+// value passes ("--threads accepts at most 4096, got '5000'") or the range
+// expected of what is not an integer.
+Error readCount(const std::string &name, const std::string &text, int64_t lo, int64_t hi,
+                int64_t &out);
 
 // A path a run reads or writes and what names it: {"--save", "ckpt.safetensors"}.
 using NamedPath = std::pair<std::string, std::string>;
 
-// The first clash among the paths a run writes (`outputs`) and reads
-// (`inputs`), as a message: two outputs that are one file, or an output that
-// is an input, which it would overwrite; "" when none. Empty paths are
-// skipped. Paths are compared after resolving `.`, `..` and symbolic links.
-std::string pathClash(const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs);
+// Fails with the first clash among the paths a run writes (`outputs`) and
+// reads (`inputs`): two outputs that are one file, or an output that is an
+// input, which it would overwrite. Empty paths are skipped. Paths are
+// compared after resolving `.`, `..` and symbolic links.
+Error pathClash(const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs);
 
 // Help text listing each option with its value name and description.
 std::string optionsHelp(const std::vector<OptionSpec> &specs);

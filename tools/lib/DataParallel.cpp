@@ -15,25 +15,26 @@ const std::vector<OptionSpec> kDataParallelOptions = {
      Agree::Value},
 };
 
-std::string readDataParallelOptions(const ParsedArgs &args, passes::DataParallelOptions &o) {
+Error readDataParallelOptions(const ParsedArgs &args, passes::DataParallelOptions &o) {
   if (args.has("bucket-bytes")) {
     const std::string v = args.get("bucket-bytes");
     int64_t n = 0;
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (ec != std::errc() || end != v.data() + v.size() || n < 0)
-      return "--bucket-bytes expects a non-negative integer, got '" + v + "'";
+      return Error::make("--bucket-bytes expects a non-negative integer, got '" + v + "'");
     o.bucketBytes = n;
   }
   for (const char *k : {"net", "op-profile"})
-    if (args.has(k) && args.get(k).empty()) return std::string("--") + k + " expects a file";
+    if (args.has(k) && args.get(k).empty())
+      return Error::make(std::string("--") + k + " expects a file");
   if (args.has("net") && args.get("net").find_first_of(" {}") != std::string::npos)
-    return "--net: the file name may not contain spaces or braces";
+    return Error::make("--net: the file name may not contain spaces or braces");
   if (args.has("op-profile") && args.get("op-profile").find_first_of(" {}") != std::string::npos)
-    return "--op-profile: the file name may not contain spaces or braces";
+    return Error::make("--op-profile: the file name may not contain spaces or braces");
   o.syncBatchNorm = args.has("sync-bn");
   o.netPath = args.get("net");
   o.profilePath = args.get("op-profile");
-  return "";
+  return Error::success();
 }
 
 } // namespace dtnn::cli

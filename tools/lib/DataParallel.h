@@ -14,8 +14,8 @@ namespace dtnn::cli {
 // --net, --bucket-bytes, --op-profile (read) and --sync-bn.
 extern const std::vector<OptionSpec> kDataParallelOptions;
 
-// Reads those options into `o` (ranks stays as given); returns a usage error
-// message, or "".
-std::string readDataParallelOptions(const ParsedArgs &args, passes::DataParallelOptions &o);
+// Reads those options into `o` (ranks stays as given); fails with a usage
+// error message.
+Error readDataParallelOptions(const ParsedArgs &args, passes::DataParallelOptions &o);
 
 } // namespace dtnn::cli

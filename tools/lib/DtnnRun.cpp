@@ -119,15 +119,15 @@ std::vector<cli::OptionSpec> options() {
 }
 
 // Applies the flags that override train settings, each checked by the
-// run-settings schema; returns an error message for a malformed value.
-std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
+// run-settings schema; fails with a usage error message for a malformed value.
+Error applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
   for (const ir::RunSettingDef &d : ir::runSettingDefs()) {
     if (d.flag.empty() || !args.has(d.flag)) continue;
     std::string flag = "--" + d.flag, text = args.get(d.flag);
     ir::AttrValue value = text;
     if (d.kind == ir::SettingKind::Count) {
       int64_t n = 0;
-      if (std::string msg = cli::readCount(flag, text, d.least, INT64_MAX, n); !msg.empty())
+      if (Error msg = cli::readCount(flag, text, d.least, INT64_MAX, n))
         return msg;
       value = n;
     } else if (d.kind == ir::SettingKind::Fraction || d.kind == ir::SettingKind::Rate) {
@@ -135,18 +135,18 @@ std::string applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
       errno = 0;
       double v = std::strtod(text.c_str(), &end);
       if (text.empty() || *end != '\0')
-        return flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'";
+        return Error::make(flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'");
       if (errno == ERANGE)
-        return flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "', which is " +
-               (std::fabs(v) > 1 ? "too large for a double" : "too small for a double (it rounds to 0)");
+        return Error::make(flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "', which is " +
+               (std::fabs(v) > 1 ? "too large for a double" : "too small for a double (it rounds to 0)"));
       value = v;
     }
-    if (std::string msg = ir::setRunSetting(config, d, value); !msg.empty())
-      return d.kind == ir::SettingKind::Choice
-                 ? msg
-                 : flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'";
+    if (Error msg = ir::setRunSetting(config, d, value))
+      return Error::make(d.kind == ir::SettingKind::Choice
+                 ? msg.message()
+                 : flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'");
   }
-  return "";
+  return Error::success();
 }
 
 // A stream that drops what it is given: the output of ranks other than 0.
@@ -244,11 +244,10 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   // Line by line also into a file or a pipe, so that a long run's log is current.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> argvec(argv + 1, argv + argc);
-  std::string err;
   std::vector<cli::OptionSpec> specs = options();
   specs.insert(specs.end() - 2, cli::kDataParallelOptions.begin(), cli::kDataParallelOptions.end());
-  auto args = cli::parseArgs(argvec, specs, err);
-  if (!args) return usageError(err);
+  auto args = cli::parseArgs(argvec, specs);
+  if (!args) return usageError(args.error().message());
   if (args->has("help")) {
     std::string names;
     for (const std::string &n : runtime::BackendRegistry::get().names())
@@ -262,9 +261,8 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   runtime::BackendOptions bo;
   if (args->has("threads")) {
     int64_t t = 0;
-    if (std::string msg = cli::readCount("--threads", args->get("threads"), 1, 4096, t);
-        !msg.empty())
-      return usageError(msg);
+    if (Error msg = cli::readCount("--threads", args->get("threads"), 1, 4096, t))
+      return usageError(msg.message());
     bo.threads = static_cast<int>(t);
   }
   // Before MPI and the thread pool start: may run this program again, waiting passively.
@@ -299,15 +297,14 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   }
   if (args->has("calibrate")) return calibrate(*comm, args->get("calibrate"));
   if (args->positional.size() != 1) return usageError("expected one model file");
-  if (std::string clash = cli::pathClash(
+  if (Error clash = cli::pathClash(
           {{"--save", args->get("save")}, {"--metrics", args->get("metrics")},
            {"--predictions", args->get("predictions")},
            {"--op-profile-out", args->get("op-profile-out")}},
           {{"the model file", args->positional[0]}, {"--resume", args->get("resume")},
            {"--init-from", args->get("init-from")}, {"--predict", args->get("predict")},
-           {"--net", args->get("net")}, {"--op-profile", args->get("op-profile")}});
-      !clash.empty())
-    return usageError(clash);
+           {"--net", args->get("net")}, {"--op-profile", args->get("op-profile")}}))
+    return usageError(clash.message());
   if (args->has("data") && args->has("synthetic"))
     return usageError("--data and --synthetic exclude each other");
   if (args->has("predict") != args->has("predictions"))
@@ -330,15 +327,14 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
 
   runtime::RunOptions ro;
   if (args->has("steps"))
-    if (std::string msg = cli::readCount("--steps", args->get("steps"), 0, INT64_MAX, ro.maxSteps);
-        !msg.empty())
-      return usageError(msg);
+    if (Error msg = cli::readCount("--steps", args->get("steps"), 0, INT64_MAX, ro.maxSteps))
+      return usageError(msg.message());
   auto backends = runtime::BackendSet::create(args->get("backend"), bo);
   if (!backends) return usageError(backends.error().message());
 
   passes::DataParallelOptions dp;
   dp.ranks = comm->size();
-  if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty()) return usageError(msg);
+  if (Error msg = cli::readDataParallelOptions(*args, dp)) return usageError(msg.message());
   // Read now, so that a bad file is reported on one rank as on many.
   if (!dp.netPath.empty())
     if (auto net = passes::readNetModel(dp.netPath); !net) {
@@ -356,8 +352,8 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   co.importDirs.push_back(standardLibraryDir());
   auto module = frontend::compileFile(args->positional[0], co, sm, diags);
   if (!module) return kInputError;
-  if (std::string msg = applyOverrides(*args, module->trainConfig()); !msg.empty())
-    return usageError(msg);
+  if (Error msg = applyOverrides(*args, module->trainConfig()))
+    return usageError(msg.message());
 
   // Settings errors first, before the passes would report them less directly.
   auto settings = ir::readRunSettings(module->trainConfig());
@@ -417,25 +413,22 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     if (!ro.synthetic) return usageError("--synthetic-size needs --synthetic");
     std::string sizes = args->get("synthetic-size");
     size_t comma = sizes.find(',');
-    if (std::string msg = cli::readCount("--synthetic-size", sizes.substr(0, comma), 1,
-                                         INT32_MAX, ro.syntheticTrain);
-        !msg.empty())
-      return usageError(msg);
+    if (Error msg = cli::readCount("--synthetic-size", sizes.substr(0, comma), 1,
+                                   INT32_MAX, ro.syntheticTrain))
+      return usageError(msg.message());
     if (comma != std::string::npos)
-      if (std::string msg = cli::readCount("--synthetic-size", sizes.substr(comma + 1), 1,
-                                           INT32_MAX, ro.syntheticTest);
-          !msg.empty())
-        return usageError(msg);
+      if (Error msg = cli::readCount("--synthetic-size", sizes.substr(comma + 1), 1,
+                                     INT32_MAX, ro.syntheticTest))
+        return usageError(msg.message());
   }
   ro.profile = args->has("profile") || args->has("op-profile-out");
   ro.comm = comm.get();
   ro.skipComm = args->has("skip-comm");
   ro.deterministic = args->has("deterministic");
   if (args->has("micro-batch"))
-    if (std::string msg =
-            cli::readCount("--micro-batch", args->get("micro-batch"), 1, INT64_MAX, ro.microBatch);
-        !msg.empty())
-      return usageError(msg);
+    if (Error msg =
+            cli::readCount("--micro-batch", args->get("micro-batch"), 1, INT64_MAX, ro.microBatch))
+      return usageError(msg.message());
   if (args->has("micro-batch") && !ro.deterministic)
     return usageError("--micro-batch needs --deterministic");
   // A deterministic run reduces gradients itself, and normalizes each micro-batch.

@@ -33,18 +33,18 @@ int usageError(const std::string &msg) {
 }
 
 // "1,2,4" -> {1, 2, 4}; empty on a malformed list.
-// Reads the comma-separated rank counts of --ranks into `out`; returns "" or a usage error.
-std::string parseRanks(const std::string &text, std::vector<int> &out) {
+// Reads the comma-separated rank counts of --ranks into `out`; fails with a usage error.
+Error parseRanks(const std::string &text, std::vector<int> &out) {
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
     int64_t v = 0;
-    if (std::string msg = cli::readCount("--ranks", item, 1, 1 << 20, v); !msg.empty())
-      return msg + " (a list of rank counts, e.g. 1,2,4)";
+    if (Error msg = cli::readCount("--ranks", item, 1, 1 << 20, v))
+      return Error::make(msg.message() + " (a list of rank counts, e.g. 1,2,4)");
     out.push_back(static_cast<int>(v));
   }
   if (out.empty() || text.back() == ',')
-    return "--ranks expects a list of rank counts, e.g. 1,2,4, got '" + text + "'";
-  return "";
+    return Error::make("--ranks expects a list of rank counts, e.g. 1,2,4, got '" + text + "'");
+  return Error::success();
 }
 
 int run(int argc, char **argv) {
@@ -56,9 +56,8 @@ int run(int argc, char **argv) {
       {"help", "", "show this help"},
   };
   specs.insert(specs.end() - 1, cli::kDataParallelOptions.begin(), cli::kDataParallelOptions.end());
-  std::string err;
-  auto args = cli::parseArgs(std::vector<std::string>(argv + 1, argv + argc), specs, err);
-  if (!args) return usageError(err);
+  auto args = cli::parseArgs(std::vector<std::string>(argv + 1, argv + argc), specs);
+  if (!args) return usageError(args.error().message());
   if (args->has("help")) {
     std::cout << "usage: dtnn-sim FILE.dtnn [options]\n\nPredicts data-parallel step times on a "
                  "cluster, each rank keeping its batch.\n\n"
@@ -67,10 +66,10 @@ int run(int argc, char **argv) {
   }
   if (args->positional.size() != 1) return usageError("expected one model file");
   std::vector<int> ranks;
-  if (std::string msg = parseRanks(args->get("ranks", "1,2,4"), ranks); !msg.empty())
-    return usageError(msg);
+  if (Error msg = parseRanks(args->get("ranks", "1,2,4"), ranks))
+    return usageError(msg.message());
   passes::DataParallelOptions dp;
-  if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty()) return usageError(msg);
+  if (Error msg = cli::readDataParallelOptions(*args, dp)) return usageError(msg.message());
   passes::NetModel net;
   if (!dp.netPath.empty()) {
     auto n = passes::readNetModel(dp.netPath);
@@ -108,9 +107,8 @@ int run(int argc, char **argv) {
     }
     int64_t batch = settings->batch;
     if (args->has("batch"))
-      if (std::string msg = cli::readCount("--batch", args->get("batch"), 1, INT64_MAX, batch);
-          !msg.empty())
-        return usageError(msg);
+      if (Error msg = cli::readCount("--batch", args->get("batch"), 1, INT64_MAX, batch))
+        return usageError(msg.message());
     if (profile && profile->batch != batch)
       return usageError("the op profile was measured at batch " + std::to_string(profile->batch) +
                         " a rank, the simulation is at " + std::to_string(batch) +

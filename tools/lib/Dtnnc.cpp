@@ -72,36 +72,36 @@ struct PlanOptions {
   runtime::PlanStage last = runtime::PlanStage::Bind;
 };
 
-// Reads the plan options; returns a usage error message, or "".
-std::string readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOptions &o) {
+// Reads the plan options; fails with a usage error message.
+Error readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOptions &o) {
   if (args.has("batch")) {
     const std::string b = args.get("batch");
     char *end = nullptr;
     long long v = std::strtoll(b.c_str(), &end, 10);
     if (b.empty() || *end != '\0' || v < 1 || v > (1LL << 30))
-      return "--batch expects an integer from 1 to 1073741824, got '" + b + "'";
+      return Error::make("--batch expects an integer from 1 to 1073741824, got '" + b + "'");
     o.batch = v;
   }
   o.backend = args.get("backend");
-  if (Error e = runtime::BackendSet::checkName(o.backend)) return e.message();
+  if (Error e = runtime::BackendSet::checkName(o.backend)) return e;
   // Kernels size their scratch by the thread count; a count sampled from the machine's load
   // would make the plan text change from run to run.
   o.threads = runtime::affinityCpuCount();
   if (args.has("threads")) {
     int64_t t = 0;
-    if (std::string msg = cli::readCount("--threads", args.get("threads"), 1, 4096, t); !msg.empty())
+    if (Error msg = cli::readCount("--threads", args.get("threads"), 1, 4096, t))
       return msg;
     o.threads = static_cast<int>(t);
   }
   if (args.has("stop-after")) {
     auto stage = runtime::parsePlanStage(args.get("stop-after"));
-    if (!emitPlan) return "--stop-after needs --emit=plan";
+    if (!emitPlan) return Error::make("--stop-after needs --emit=plan");
     if (!stage)
-      return "unknown plan stage '" + args.get("stop-after") +
-             "' (expected select, layouts, buffers or bind)";
+      return Error::make("unknown plan stage '" + args.get("stop-after") +
+             "' (expected select, layouts, buffers or bind)");
     o.last = *stage;
   }
-  return "";
+  return Error::success();
 }
 
 std::vector<cli::OptionSpec> withCommon(std::vector<cli::OptionSpec> specs) {
@@ -117,7 +117,7 @@ int usageError(const std::string &cmd, const std::string &msg) {
 }
 
 // The -o file when it is the input file, which writing would destroy.
-std::string outputClash(const cli::ParsedArgs &args) {
+Error outputClash(const cli::ParsedArgs &args) {
   std::string out = args.get("o");
   return cli::pathClash({{"-o", out == "-" ? "" : out}}, {{"the input file", args.positional[0]}});
 }
@@ -140,9 +140,10 @@ int emit(const cli::ParsedArgs &args, const std::string &text) {
   return kOk;
 }
 
-// Builds a pass manager from the pass options; returns false on a bad pipeline.
-bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, ir::Module &m,
-               std::ostream &irOut, std::string &error) {
+// Builds a pass manager from the pass options and runs it on `m`: false when a pass failed,
+// which it reports; fails with a usage error for a bad pipeline or pass name.
+Expected<bool> runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline,
+                         ir::Module &m, std::ostream &irOut) {
   passes::PassManagerOptions o;
   o.verifyEach = args.has("verify-each");
   o.printIrAfterAll = args.has("print-ir-after-all");
@@ -153,28 +154,20 @@ bool runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline, 
   o.noFuse = args.has("no-fuse");
   // Fusion passes ask the backends the module would run on (--backend).
   auto target = runtime::makeFusionTarget(args.get("backend"));
-  if (!target) {
-    error = target.error().message();
-    return false;
-  }
+  if (!target) return target.takeError();
   o.target = target->get();
   for (const std::string &name : o.printIrAfter)
     if (!passes::createPass(name)) {
       std::string hint = closestMatch(name, passes::passNames());
-      error = "unknown pass '" + name + "' in --print-ir-after" +
-              (hint.empty() ? "" : "; did you mean '" + hint + "'?");
-      return false;
+      return Error::make("unknown pass '" + name + "' in --print-ir-after" +
+                         (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
     }
   passes::PassManager pm(o);
   // An explicit empty --passes= runs nothing.
   std::string pipeline = args.has("passes") ? args.all("passes").back() : defaultPipeline;
-  if (Error e = pm.parsePipeline(pipeline)) {
-    error = e.message();
-    return false;
-  }
+  if (Error e = pm.parsePipeline(pipeline)) return e;
   if (Error e = pm.run(m)) {
     std::cerr << "dtnnc: error: " << e.message() << "\n";
-    error.clear();
     return false;
   }
   return true;
@@ -213,39 +206,21 @@ frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
   return o;
 }
 
-int cmdOps(const std::vector<std::string> &argv) {
+// A command that prints a catalogue (Markdown) and takes only the common options.
+int cmdCatalogue(const std::string &name, const std::string &about,
+                 void (*print)(std::ostream &), const std::vector<std::string> &argv) {
   auto specs = withCommon({});
-  std::string err;
-  auto args = cli::parseArgs(argv, specs, err);
-  if (!args) return usageError("ops", err);
+  auto args = cli::parseArgs(argv, specs);
+  if (!args) return usageError(name, args.error().message());
   if (args->has("help")) {
-    std::cout << "usage: dtnnc ops [options]\n\nPrints the op catalogue (Markdown) generated from "
-                 "the op table.\n\n"
+    std::cout << "usage: dtnnc " << name << " [options]\n\n" << about << "\n\n"
               << cli::optionsHelp(specs);
     return kOk;
   }
   if (!args->positional.empty())
-    return usageError("ops", "unexpected argument '" + args->positional[0] + "'");
+    return usageError(name, "unexpected argument '" + args->positional[0] + "'");
   std::ostringstream text;
-  ir::printOpCatalogue(text);
-  return emit(*args, text.str());
-}
-
-int cmdSettings(const std::vector<std::string> &argv) {
-  auto specs = withCommon({});
-  std::string err;
-  auto args = cli::parseArgs(argv, specs, err);
-  if (!args) return usageError("settings", err);
-  if (args->has("help")) {
-    std::cout << "usage: dtnnc settings [options]\n\nPrints the run settings and the registered "
-                 "choices of each (Markdown).\n\n"
-              << cli::optionsHelp(specs);
-    return kOk;
-  }
-  if (!args->positional.empty())
-    return usageError("settings", "unexpected argument '" + args->positional[0] + "'");
-  std::ostringstream text;
-  ir::printSettingsCatalogue(text);
+  print(text);
   return emit(*args, text.str());
 }
 
@@ -259,22 +234,21 @@ int cmdCompile(const std::vector<std::string> &argv) {
                                                  "step data-parallel over P ranks (default 1)"});
   specs.insert(specs.begin() + 3, cli::kDataParallelOptions.begin(),
                cli::kDataParallelOptions.end());
-  std::string err;
-  auto args = cli::parseArgs(argv, specs, err);
-  if (!args) return usageError("compile", err);
+  auto args = cli::parseArgs(argv, specs);
+  if (!args) return usageError("compile", args.error().message());
   if (args->has("help")) {
     std::cout << "usage: dtnnc compile FILE.dtnn [options]\n\n" << cli::optionsHelp(specs);
     return kOk;
   }
   if (args->positional.size() != 1) return usageError("compile", "expected one input file");
-  if (std::string clash = outputClash(*args); !clash.empty()) return usageError("compile", clash);
+  if (Error clash = outputClash(*args)) return usageError("compile", clash.message());
   std::string emitKind = args->get("emit", "ir");
   if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan")
     return usageError("compile", "unknown --emit kind '" + emitKind +
                                      "' (expected ast, ir, train-ir or plan)");
   PlanOptions plan;
-  if (std::string msg = readPlanOptions(*args, emitKind == "plan", plan); !msg.empty())
-    return usageError("compile", msg);
+  if (Error msg = readPlanOptions(*args, emitKind == "plan", plan))
+    return usageError("compile", msg.message());
   passes::DataParallelOptions dp;
   if (args->has("ranks")) {
     const std::string r = args->get("ranks");
@@ -286,8 +260,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
       return usageError("compile", "--ranks needs --emit=train-ir or --emit=plan");
     dp.ranks = static_cast<int>(v);
   }
-  if (std::string msg = cli::readDataParallelOptions(*args, dp); !msg.empty())
-    return usageError("compile", msg);
+  if (Error msg = cli::readDataParallelOptions(*args, dp))
+    return usageError("compile", msg.message());
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
   std::ostringstream out;
@@ -301,8 +275,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
   bool training = emitKind == "train-ir" || emitKind == "plan";
   std::string pipeline = training ? "train" : "default";
   if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
-  if (!runPasses(*args, pipeline, *module, out, err))
-    return err.empty() ? kInputError : usageError("compile", err);
+  Expected<bool> ran = runPasses(*args, pipeline, *module, out);
+  if (!ran) return usageError("compile", ran.error().message());
+  if (!*ran) return kInputError;
   if (emitKind == "plan") {
     if (Error e = printPlans(*module, plan, out)) {
       std::cerr << "dtnnc: error: " << e.message() << "\n";
@@ -320,9 +295,8 @@ int cmdOpt(const std::vector<std::string> &argv) {
   specs.push_back({"emit", "KIND", "what to print after the passes: ir or plan (default ir)"});
   specs.insert(specs.end(), kPlanOptions.begin(), kPlanOptions.end());
   specs.push_back({"no-verify-input", "", "do not verify the input IR (for passes that repair it)"});
-  std::string err;
-  auto args = cli::parseArgs(argv, specs, err);
-  if (!args) return usageError("opt", err);
+  auto args = cli::parseArgs(argv, specs);
+  if (!args) return usageError("opt", args.error().message());
   if (args->has("help")) {
     std::cout << "usage: dtnnc opt FILE.dtir [--passes=LIST] [options]\n\n" << cli::optionsHelp(specs);
     return kOk;
@@ -332,13 +306,13 @@ int cmdOpt(const std::vector<std::string> &argv) {
     return kOk;
   }
   if (args->positional.size() != 1) return usageError("opt", "expected one input file");
-  if (std::string clash = outputClash(*args); !clash.empty()) return usageError("opt", clash);
+  if (Error clash = outputClash(*args)) return usageError("opt", clash.message());
   std::string emitKind = args->get("emit", "ir");
   if (emitKind != "ir" && emitKind != "plan")
     return usageError("opt", "unknown --emit kind '" + emitKind + "' (expected ir or plan)");
   PlanOptions plan;
-  if (std::string msg = readPlanOptions(*args, emitKind == "plan", plan); !msg.empty())
-    return usageError("opt", msg);
+  if (Error msg = readPlanOptions(*args, emitKind == "plan", plan))
+    return usageError("opt", msg.message());
   const std::string &path = args->positional[0];
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
@@ -355,8 +329,9 @@ int cmdOpt(const std::vector<std::string> &argv) {
     if (diags.hasErrors()) return kInputError;
   }
   std::ostringstream out;
-  if (!runPasses(*args, "", *module, out, err))
-    return err.empty() ? kInputError : usageError("opt", err);
+  Expected<bool> ran = runPasses(*args, "", *module, out);
+  if (!ran) return usageError("opt", ran.error().message());
+  if (!*ran) return kInputError;
   if (emitKind == "plan") {
     if (Error e = printPlans(*module, plan, out)) {
       std::cerr << "dtnnc: error: " << e.message() << "\n";
@@ -371,9 +346,8 @@ int cmdOpt(const std::vector<std::string> &argv) {
 int cmdSummary(const std::vector<std::string> &argv) {
   auto specs = withCommon({{"model", "NAME", "the model to summarize (default: the file's only model)"},
                            {"I", "DIR", "also search DIR for imported files", true}});
-  std::string err;
-  auto args = cli::parseArgs(argv, specs, err);
-  if (!args) return usageError("summary", err);
+  auto args = cli::parseArgs(argv, specs);
+  if (!args) return usageError("summary", args.error().message());
   if (args->has("help")) {
     std::cout << "usage: dtnnc summary FILE.dtnn [options]\n\n" << cli::optionsHelp(specs);
     return kOk;
@@ -403,8 +377,13 @@ int dtnnc(int argc, char **argv) {
   if (cmd == "compile") return cmdCompile(args);
   if (cmd == "opt") return cmdOpt(args);
   if (cmd == "summary") return cmdSummary(args);
-  if (cmd == "ops") return cmdOps(args);
-  if (cmd == "settings") return cmdSettings(args);
+  if (cmd == "ops")
+    return cmdCatalogue("ops", "Prints the op catalogue (Markdown) generated from the op table.",
+                        ir::printOpCatalogue, args);
+  if (cmd == "settings")
+    return cmdCatalogue("settings",
+                        "Prints the run settings and the registered choices of each (Markdown).",
+                        ir::printSettingsCatalogue, args);
   std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops", "settings"});
   std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"

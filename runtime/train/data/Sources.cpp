@@ -273,14 +273,13 @@ Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint
   const ir::RunSettingDef &setting = *ir::findRunSetting("data");
   const DataSourceDef *src = registry().find(spec.name);
   if (!src) {
-    std::string msg = ir::checkSettingChoice(setting, spec.name);
-    return Error::make(msg.empty() ? "data source '" + spec.name + "' has no loader" : msg);
+    Error e = ir::checkSettingChoice(setting, spec.name);
+    return e ? std::move(e) : Error::make("data source '" + spec.name + "' has no loader");
   }
   DataSpec checked{spec.name, {}}; // the arguments, each of its declared kind
   for (const auto &[arg, value] : spec.args.entries()) {
     ir::AttrValue v = value;
-    if (std::string msg = ir::checkSettingArg(setting, spec.name, arg, v); !msg.empty())
-      return Error::make(msg);
+    if (Error e = ir::checkSettingArg(setting, spec.name, arg, v)) return e;
     checked.args.set(arg, std::move(v));
   }
   if (!dir.empty() && !src->readsFiles)
