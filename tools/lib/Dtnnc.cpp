@@ -198,6 +198,22 @@ Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
   return Error::success();
 }
 
+// Runs the passes of `pipeline` (or --passes) over `m`, then prints after what `out` holds the
+// module, or with `plans` its plans, where --output says.
+int passAndEmit(const std::string &cmd, const cli::ParsedArgs &args, const std::string &pipeline,
+                ir::Module &m, bool plans, const PlanOptions &plan, std::ostringstream &out) {
+  Expected<bool> ran = runPasses(args, pipeline, m, out);
+  if (!ran) return usageError(cmd, ran.error().message());
+  if (!*ran) return kInputError;
+  if (!plans) {
+    ir::printModule(m, out);
+  } else if (Error e = printPlans(m, plan, out)) {
+    std::cerr << "dtnnc: error: " << e.message() << "\n";
+    return kInputError;
+  }
+  return emit(args, out.str());
+}
+
 frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
   frontend::CompileOptions o;
   o.modelName = args.get("model");
@@ -275,18 +291,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
   bool training = emitKind == "train-ir" || emitKind == "plan";
   std::string pipeline = training ? "train" : "default";
   if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
-  Expected<bool> ran = runPasses(*args, pipeline, *module, out);
-  if (!ran) return usageError("compile", ran.error().message());
-  if (!*ran) return kInputError;
-  if (emitKind == "plan") {
-    if (Error e = printPlans(*module, plan, out)) {
-      std::cerr << "dtnnc: error: " << e.message() << "\n";
-      return kInputError;
-    }
-    return emit(*args, out.str());
-  }
-  ir::printModule(*module, out);
-  return emit(*args, out.str());
+  return passAndEmit("compile", *args, pipeline, *module, emitKind == "plan", plan, out);
 }
 
 int cmdOpt(const std::vector<std::string> &argv) {
@@ -329,18 +334,7 @@ int cmdOpt(const std::vector<std::string> &argv) {
     if (diags.hasErrors()) return kInputError;
   }
   std::ostringstream out;
-  Expected<bool> ran = runPasses(*args, "", *module, out);
-  if (!ran) return usageError("opt", ran.error().message());
-  if (!*ran) return kInputError;
-  if (emitKind == "plan") {
-    if (Error e = printPlans(*module, plan, out)) {
-      std::cerr << "dtnnc: error: " << e.message() << "\n";
-      return kInputError;
-    }
-    return emit(*args, out.str());
-  }
-  ir::printModule(*module, out);
-  return emit(*args, out.str());
+  return passAndEmit("opt", *args, "", *module, emitKind == "plan", plan, out);
 }
 
 int cmdSummary(const std::vector<std::string> &argv) {
