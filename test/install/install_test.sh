@@ -16,6 +16,9 @@ echo "installed: $(cd "$work/prefix" && ls lib/libdtnn.so* lib/cmake/dtnn lib/pk
 # any path it is built with.
 mkdir "$work/app"
 cp "$src/CMakeLists.txt" "$src/use_dtnn.cpp" "$work/app/"
+mkdir "$work/app/extensions"
+(cd "$src/../extensions" && cp Extensions.h Main.cpp Square.cpp SignSgd.cpp OpStats.cpp ToyData.cpp \
+  "$work/app/extensions/")
 cmake -S "$work/app" -B "$work/app/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
 cmake --build "$work/app/build" > "$work/build.log"
@@ -24,6 +27,14 @@ unset LD_LIBRARY_PATH
 echo "cmake: built use_dtnn, linked with $(ldd "$work/app/build/use_dtnn" | grep -o 'libdtnn[^ ]* => [^ ]*' | sed "s|$work/prefix|PREFIX|")"
 "$work/app/build/use_dtnn" ops > "$work/use_dtnn.out"
 grep -v "^param\|^buffer\|^  %" "$work/use_dtnn.out" | head -n 18
+
+# The extensions, built against the installed library, train a model that uses all of them but
+# the pass, and the pass runs from --passes=.
+ext="$work/app/build/dtnn-extensions"
+echo "extensions: linked with $(ldd "$ext" | grep -o 'libdtnn[^ ]* => [^ ]*' | sed "s|$work/prefix|PREFIX|")"
+"$ext" dtnn-run "$src/../lit/extensions/Inputs/square.dtnn" --threads 1 --epochs 1 | grep -v '^ *$'
+"$ext" dtnnc compile "$src/../lit/extensions/Inputs/square.dtnn" --passes=op-stats > "$work/stats.txt" 2>&1
+grep -m1 -i "square" "$work/stats.txt" | sed "s|$src/../lit/extensions/Inputs/||"
 
 # pkg-config, for builds without CMake.
 echo "pkg-config: dtnn $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --modversion dtnn)"
