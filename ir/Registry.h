@@ -30,10 +30,15 @@ public:
   // `kind` names an entry in messages: "op", "pass", "data source".
   explicit Registry(std::string kind) : kind_(std::move(kind)) {}
 
-  // Adds `entry` under `name`; fails if the name is taken.
-  Error add(const std::string &name, const std::string &origin, Entry entry) {
+  // Fails if `name` is taken, with a message naming its registrant and `origin`.
+  Error checkFree(const std::string &name, const std::string &origin) const {
     if (const Slot *old = slot(name))
       return Error::make(duplicateMessage(kind_, name, old->origin, origin));
+    return Error::success();
+  }
+  // Adds `entry` under `name`; fails if the name is taken.
+  Error add(const std::string &name, const std::string &origin, Entry entry) {
+    if (Error e = checkFree(name, origin)) return e;
     slots_.push_back(std::make_unique<Slot>(Slot{name, origin, std::move(entry)}));
     return Error::success();
   }

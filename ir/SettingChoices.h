@@ -9,6 +9,7 @@
 
 #include "dtnn/Error.h"
 #include "ir/Attributes.h"
+#include "ir/Registry.h"
 
 #include <string>
 #include <vector>
@@ -38,6 +39,19 @@ struct SettingChoice {
 // default is declared.
 Error registerSettingChoice(const std::string &setting, SettingChoice c,
                             const std::string &origin);
+
+// Registers an implementation that a run setting names: `entry` in `registry` under the
+// choice's name, and `choice` as a choice of `setting`. Fails, with neither changed, when the
+// name is taken in the registry; the registerX function of each layer checks the entry itself
+// (that it implements something) first.
+template <typename Entry>
+Error registerChoiceEntry(Registry<Entry> &registry, const std::string &setting,
+                          SettingChoice choice, Entry entry, const std::string &origin) {
+  std::string name = choice.name;
+  if (Error e = registry.checkFree(name, origin)) return e;
+  if (Error e = registerSettingChoice(setting, std::move(choice), origin)) return e;
+  return registry.add(name, origin, std::move(entry));
+}
 
 // The choices of `setting`, in registration order.
 std::vector<SettingChoice> settingChoices(const std::string &setting);

@@ -2,6 +2,7 @@
 
 #include "ir/OpTable.h"
 #include "ir/Registry.h"
+#include "ir/SettingChoices.h"
 
 #include <algorithm>
 
@@ -45,24 +46,16 @@ ir::Value *emitAccuracy(ir::Builder &b, ir::Value *prediction, ir::Value *label,
 } // namespace
 
 Error registerLoss(LossDef def, const std::string &origin) {
-  if (losses().find(def.name))
-    return Error::make(ir::duplicateMessage("loss", def.name, losses().origin(def.name), origin));
   if (!ir::OpTable::get().lookup(def.name))
     return Error::make("loss '" + def.name + "' of " + origin + " has no op in the op table");
   ir::SettingChoice choice{def.name, {}, def.summary, def.isDefault};
-  if (Error e = ir::registerSettingChoice("loss", std::move(choice), origin)) return e;
-  std::string name = def.name;
-  return losses().add(name, origin, std::move(def));
+  return ir::registerChoiceEntry(losses(), "loss", std::move(choice), std::move(def), origin);
 }
 
 Error registerMetric(MetricDef def, const std::string &origin) {
-  if (metrics().find(def.name))
-    return Error::make(ir::duplicateMessage("metric", def.name, metrics().origin(def.name), origin));
   if (!def.emit) return Error::make("metric '" + def.name + "' of " + origin + " emits nothing");
   ir::SettingChoice choice{def.name, {}, def.summary, def.isDefault, def.numbered};
-  if (Error e = ir::registerSettingChoice("metrics", std::move(choice), origin)) return e;
-  std::string name = def.name;
-  return metrics().add(name, origin, std::move(def));
+  return ir::registerChoiceEntry(metrics(), "metrics", std::move(choice), std::move(def), origin);
 }
 
 Error registerBuiltinLosses() {

@@ -10,6 +10,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/OpTable.h"
 #include "ir/Registry.h"
+#include "ir/SettingChoices.h"
 
 #include <algorithm>
 #include <cassert>
@@ -112,9 +113,6 @@ Error checkBuffers(const ir::Module &m, const OptimizerSpec &spec, const ir::Par
 } // namespace
 
 Error registerOptimizer(OptimizerDef def, const std::string &origin) {
-  if (optimizers().find(def.name))
-    return Error::make(ir::duplicateMessage("optimizer", def.name, optimizers().origin(def.name),
-                                            origin));
   const ir::OpDef *update = ir::OpTable::get().lookup(def.name + "_update");
   if (!update)
     return Error::make("optimizer '" + def.name + "' of " + origin + " has no update op '" +
@@ -123,9 +121,8 @@ Error registerOptimizer(OptimizerDef def, const std::string &origin) {
   choice.args.insert(choice.args.end(), def.args.begin(), def.args.end());
   // The other hyperparameters are the attributes of the optimizer's update op.
   for (const ir::AttrSpec &a : update->attrs) choice.args.push_back({a.name, a.kind});
-  if (Error e = ir::registerSettingChoice("optimizer", std::move(choice), origin)) return e;
-  std::string name = def.name;
-  return optimizers().add(name, origin, std::move(def));
+  return ir::registerChoiceEntry(optimizers(), "optimizer", std::move(choice), std::move(def),
+                                 origin);
 }
 
 Error registerBuiltinOptimizers() {

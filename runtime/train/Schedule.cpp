@@ -2,6 +2,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Registry.h"
+#include "ir/SettingChoices.h"
 
 #include <algorithm>
 #include <charconv>
@@ -216,16 +217,11 @@ ir::Registry<ScheduleDef> &registry() {
 } // namespace
 
 Error registerSchedule(ScheduleDef def, const std::string &origin) {
-  if (registry().find(def.name))
-    return Error::make(ir::duplicateMessage("schedule", def.name, registry().origin(def.name),
-                                            origin));
   if (!def.build) return Error::make("schedule '" + def.name + "' of " + origin + " builds nothing");
   ir::SettingChoice choice{def.name, def.args, def.summary, def.isDefault};
   choice.args.push_back({def.warmupArg, AttrKind::Int});
   choice.args.push_back({def.warmupFactorArg, AttrKind::Float});
-  if (Error e = ir::registerSettingChoice("schedule", std::move(choice), origin)) return e;
-  std::string name = def.name;
-  return registry().add(name, origin, std::move(def));
+  return ir::registerChoiceEntry(registry(), "schedule", std::move(choice), std::move(def), origin);
 }
 
 Error registerBuiltinSchedules() {

@@ -7,6 +7,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Files.h"
 #include "ir/Registry.h"
+#include "ir/SettingChoices.h"
 #include "runtime/train/data/Cifar.h"
 #include "runtime/train/data/Idx.h"
 #include "runtime/train/data/Synthetic.h"
@@ -218,15 +219,9 @@ ir::Registry<DataSourceDef> &registry() {
 } // namespace
 
 Error registerDataSource(DataSourceDef def, const std::string &origin) {
-  if (registry().find(def.name))
-    return Error::make(ir::duplicateMessage("data source", def.name, registry().origin(def.name),
-                                            origin));
   if (!def.load) return Error::make("data source '" + def.name + "' of " + origin + " loads nothing");
-  if (Error e = ir::registerSettingChoice("data", {def.name, def.args, def.summary, def.isDefault},
-                                          origin))
-    return e;
-  std::string name = def.name;
-  return registry().add(name, origin, std::move(def));
+  ir::SettingChoice choice{def.name, def.args, def.summary, def.isDefault};
+  return ir::registerChoiceEntry(registry(), "data", std::move(choice), std::move(def), origin);
 }
 
 Error registerBuiltinDataSources() {
