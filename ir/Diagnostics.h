@@ -3,7 +3,7 @@
 // `FILE:LINE:COL: error: MESSAGE`, the source line, a caret, then notes.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <cstdint>
 #include <map>

@@ -4,7 +4,7 @@
 // device where a regular file belongs, a missing folder, a name too long.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <cstdint>
 #include <cstdio>

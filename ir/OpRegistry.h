@@ -2,7 +2,7 @@
 // makes, and the registration of the built-in op families.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/OpDef.h"
 
 #include <string>

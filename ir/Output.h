@@ -7,7 +7,7 @@
 // written directly. No output may be one of the process's inputs (ir/Files.h).
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <cstdint>
 #include <cstdio>

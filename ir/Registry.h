@@ -5,7 +5,7 @@
 // registrants. Entries keep their registration order; names() sorts.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <algorithm>
 #include <memory>

@@ -20,7 +20,7 @@
 #pragma once
 
 #include "ir/Attributes.h"
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/SettingChoices.h"
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 // their names and arguments from here and no list of names is written twice.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/Attributes.h"
 #include "ir/Registry.h"
 

@@ -3,7 +3,7 @@
 // cannot make a tool read forever.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <cstddef>
 #include <string>

@@ -2,7 +2,7 @@
 // or kDynamic (printed `?`), which stands for the symbolic batch dimension.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <cstdint>
 #include <initializer_list>

@@ -3,7 +3,7 @@
 // from the op table. Tests use it directly to check gradients.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/IR.h"
 
 #include <utility>

@@ -5,7 +5,7 @@
 // the bytes it touches). bucket-allreduce and the scaling simulator use it.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/IR.h"
 
 #include <map>

@@ -6,7 +6,7 @@
 // encoded. A metric appends whatever ops compute it.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/Builder.h"
 #include "ir/RunSettings.h"
 

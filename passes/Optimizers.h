@@ -7,7 +7,7 @@
 #pragma once
 
 #include "ir/Builder.h"
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/IR.h"
 #include "ir/RunSettings.h"
 

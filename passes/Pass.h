@@ -3,7 +3,7 @@
 // anything or why it failed.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/IR.h"
 
 #include <string>

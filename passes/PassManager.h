@@ -2,7 +2,7 @@
 // the command line: verification after each pass, IR dumps, and timing.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "passes/FusionTarget.h"
 #include "passes/Pass.h"
 

@@ -4,7 +4,7 @@
 // by name. The built-in passes register from registerBuiltinPasses().
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "passes/Pass.h"
 
 #include <functional>

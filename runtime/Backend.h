@@ -5,7 +5,7 @@
 // backend registry (runtime/BackendRegistry.h).
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/Kernel.h"
 #include "runtime/Layout.h"
 #include "runtime/Queue.h"

@@ -6,7 +6,7 @@
 // every op).
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/Backend.h"
 
 #include <functional>

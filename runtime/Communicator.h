@@ -6,7 +6,7 @@
 // (runtime/comm/Mpi.h) implements the same interface across processes.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/Types.h"
 
 #include <cstddef>

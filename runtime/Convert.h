@@ -3,7 +3,7 @@
 // canonical plain layout.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/BackendRegistry.h"
 
 namespace dtnn::runtime {

@@ -2,7 +2,7 @@
 // may use, and byte counts as people read them.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <cstddef>
 #include <cstdint>

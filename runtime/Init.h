@@ -4,7 +4,7 @@
 // they were.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/Types.h"
 #include "runtime/Tensor.h"
 

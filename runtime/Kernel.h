@@ -7,7 +7,7 @@
 // the execution context of the queue it was launched on.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/IR.h"
 #include "runtime/Layout.h"
 #include "runtime/Tensor.h"

@@ -6,7 +6,7 @@
 // building looks kernels up here.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/Kernel.h"
 
 #include <functional>

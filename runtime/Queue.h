@@ -7,7 +7,7 @@
 // later work, and the error reaches whoever waits.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <condition_variable>
 #include <functional>

@@ -4,7 +4,7 @@
 // same numbers on every platform and standard library.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <array>
 #include <cstdint>

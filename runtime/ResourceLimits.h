@@ -14,7 +14,7 @@
 // descriptor; their needs are checked before they start.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <cstdint>
 #include <string>

@@ -2,7 +2,7 @@
 // in builds that have it.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 namespace dtnn::onednn {
 

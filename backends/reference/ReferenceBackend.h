@@ -1,7 +1,7 @@
 // The registration of the reference backend, which dtnn::registerBuiltins calls.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 namespace dtnn::reference {
 

@@ -18,7 +18,7 @@
 //   bind     each kernel prepares to run (primitives, code).
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/IR.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/KernelRegistry.h"

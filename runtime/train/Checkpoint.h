@@ -4,7 +4,7 @@
 // byte range), then the tensor bytes back to back.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/train/CheckpointData.h"
 
 #include <cstdint>

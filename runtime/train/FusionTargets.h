@@ -3,7 +3,7 @@
 // claim an op. Fusion passes consult it (passes/FusionTarget.h).
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "passes/FusionTarget.h"
 
 #include <memory>

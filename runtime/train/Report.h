@@ -2,7 +2,7 @@
 // one summary line per epoch, and a JSON Lines metrics file.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/Output.h"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // carries it out (Session.h).
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/Communicator.h"
 #include "runtime/train/Report.h"
 

@@ -4,7 +4,7 @@
 // the layout of the data and the reading and writing of files.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/train/CheckpointData.h"
 
 #include <cstdint>

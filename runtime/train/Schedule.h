@@ -10,7 +10,7 @@
 #pragma once
 
 #include "ir/Attributes.h"
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/RunSettings.h"
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 // schedule and early-stopping state.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/ParamStore.h"
 
 #include <cstdint>

@@ -18,7 +18,7 @@ import sys
 # The layers, bottom first: a name, and the paths (folders or files) whose sources it owns.
 # A path owned by a more specific entry (runtime/train inside runtime) belongs to that entry.
 LAYERS = [
-    ("base", ["include/dtnn/Error.h", "include/dtnn/Version.h"]),
+    ("base", ["ir/Error.h", "include/dtnn/Version.h"]),
     ("ir", ["ir"]),
     ("frontend", ["frontend"]),
     ("passes", ["passes"]),

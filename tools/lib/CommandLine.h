@@ -2,7 +2,7 @@
 // `--opt value`, `-o value`, and positional arguments, with generated help.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 
 #include <cstdint>
 #include <exception>

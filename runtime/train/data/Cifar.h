@@ -1,7 +1,7 @@
 // Reader for the CIFAR-10 binary format.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/train/data/Dataset.h"
 
 #include <string>

@@ -1,7 +1,7 @@
 // Reader for the IDX format of MNIST and Fashion-MNIST, plain or gzip-compressed.
 #pragma once
 
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/train/data/Dataset.h"
 
 #include <string>

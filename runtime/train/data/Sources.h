@@ -6,7 +6,7 @@
 #pragma once
 
 #include "ir/Attributes.h"
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "ir/RunSettings.h"
 #include "runtime/train/data/Dataset.h"
 #include "runtime/train/data/Loader.h"

@@ -1,3 +1,3 @@
 #pragma once
-#include "dtnn/Error.h"
+#include "ir/Error.h"
 #include "runtime/Engine.h"
