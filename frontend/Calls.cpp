@@ -370,13 +370,13 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
   ir::AttrMap layerArgs;
   for (const auto &s : def.layer->args)
     layerArgs.set(s.name, values.find(s.name) ? *values.find(s.name) : *s.defaultValue);
-  ir::LayerCtx ctx{inputTypes, layerArgs, {}, {}, {}, {}};
-  if (!def.layer->build(ctx)) {
+  ir::LayerCtx ctx{inputTypes, layerArgs, {}, {}, {}};
+  if (Error e = def.layer->build(ctx)) {
     auto at = argLocs.find(ctx.errorArg);
     std::vector<Diagnostic> notes;
     for (const Val &t : tensors)
       notes.push_back(note(t.origin, "input of type " + t.tensor->type().str() + " produced here"));
-    error(at != argLocs.end() ? at->second : loc, ctx.error, std::move(notes));
+    error(at != argLocs.end() ? at->second : loc, e.message(), std::move(notes));
     return Val::poison();
   }
   std::vector<ir::Value *> params;
@@ -406,7 +406,7 @@ Val Elaborator::emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::ve
   operands.insert(operands.end(), params.begin(), params.end());
   for (ir::Value *v : operands) types.push_back(v->type());
   ir::fillDefaultAttrs(def, attrs);
-  ir::InferCtx ctx{types, attrs, {}, {}, {}};
+  ir::InferCtx ctx{types, attrs, {}, {}};
   if (Error e = ir::inferResultTypes(def, ctx)) {
     std::vector<Diagnostic> notes;
     for (int i : ctx.blame) {

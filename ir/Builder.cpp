@@ -20,7 +20,7 @@ Op *Builder::append(const std::string &name, std::vector<Value *> operands, Attr
   fillDefaultAttrs(*def, attrs);
   std::vector<TensorType> types;
   for (Value *v : operands) types.push_back(v->type());
-  InferCtx ctx{types, attrs, {}, {}, {}};
+  InferCtx ctx{types, attrs, {}, {}};
   if (Error e = inferResultTypes(*def, ctx)) {
     error_ = name + ": " + e.message();
     return nullptr;
@@ -50,6 +50,13 @@ Value *Builder::create1(const std::string &name, std::vector<Value *> operands, 
 
 Op *Builder::createOp(const std::string &name, std::vector<Value *> operands, AttrMap attrs) {
   return append(name, std::move(operands), std::move(attrs));
+}
+
+Error Builder::takeError() {
+  if (!error_) return Error::success();
+  Error e = Error::make(std::move(*error_));
+  error_.reset();
+  return e;
 }
 
 AttrMap attrs(std::initializer_list<std::pair<std::string, AttrValue>> entries) {

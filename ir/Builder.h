@@ -5,6 +5,7 @@
 
 #include "ir/IR.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,9 @@ public:
   // Subsequent ops go before the op now at position `pos`; -1 appends.
   void setInsertPoint(long pos) { insertAt_ = pos; }
 
-  // Appends op `name`; returns its results, or an empty vector after setting
-  // error() (unknown op, or a shape rule that fails).
+  // Appends op `name`; returns its results, or an empty vector after
+  // recording the failure for takeError() (unknown op, or a shape rule that
+  // fails).
   std::vector<Value *> create(const std::string &name, std::vector<Value *> operands,
                               AttrMap attrs = {});
   // Same, for an op with exactly one result; null on error.
@@ -31,8 +33,10 @@ public:
   // the new versions of the operands it writes. Null on error.
   Op *createOp(const std::string &name, std::vector<Value *> operands, AttrMap attrs = {});
 
-  // The last failure, as "op: message".
-  const std::string &error() const { return error_; }
+  // Moves out the last failure, as "op: message"; success when there is none
+  // (or it was taken already). A failure nobody takes is dropped with the
+  // builder.
+  Error takeError();
 
 private:
   Op *append(const std::string &name, std::vector<Value *> operands, AttrMap attrs);
@@ -40,7 +44,9 @@ private:
   Graph &g_;
   Location loc_;
   long insertAt_ = -1;
-  std::string error_;
+  // The message of the last failure; kept as text rather than as an Error so
+  // that one nobody takes does not count as unchecked.
+  std::optional<std::string> error_;
 };
 
 // Makes an AttrMap from name/value pairs: attrs({{"axis", int64_t{1}}}).

@@ -172,9 +172,7 @@ void fillDefaultAttrs(const OpDef &def, AttrMap &attrs) {
   attrs = std::move(ordered);
 }
 
-namespace {
-
-bool inferInto(const OpDef &def, InferCtx &ctx) {
+Error inferResultTypes(const OpDef &def, InferCtx &ctx) {
   size_t n = ctx.operands.size();
   if (n < def.minOperands() || n > def.maxOperands())
     return ctx.fail("'" + def.name + "' takes " +
@@ -184,7 +182,7 @@ bool inferInto(const OpDef &def, InferCtx &ctx) {
                     " operands, got " + std::to_string(n));
   for (const auto &spec : def.attrs)
     if (!ctx.attrs.find(spec.name)) return ctx.fail("missing attribute '" + spec.name + "'");
-  if (!def.inferShape(ctx)) return false;
+  if (Error e = def.inferShape(ctx)) return e;
   assert(ctx.results.size() == def.numResults && "shape rule produced the wrong result count");
   for (const TensorType &t : ctx.results)
     if (Error why = sizeProblem(t)) return ctx.fail("the result is too large: " + why.message());
@@ -192,14 +190,7 @@ bool inferInto(const OpDef &def, InferCtx &ctx) {
   std::vector<const OperandSpec *> specs = def.operandSpecs(n, ctx.attrs);
   for (size_t i = 0; i < n; ++i)
     if (specs[i]->writes()) ctx.results.push_back(ctx.operands[i]);
-  return true;
-}
-
-} // namespace
-
-Error inferResultTypes(const OpDef &def, InferCtx &ctx) {
-  if (inferInto(def, ctx)) return Error::success();
-  return Error::make(ctx.error);
+  return Error::success();
 }
 
 } // namespace dtnn::ir

@@ -190,8 +190,8 @@ void fillDefaultAttrs(const OpDef &def, AttrMap &attrs);
 
 // Runs the op's shape rule on the given operand types and attributes, and
 // adds the type of each written operand's new version after the op's own
-// results. Fails with the rule's message, which also stays in ctx.error with
-// the operands to blame in ctx.blame.
+// results. Fails with the rule's message, leaving the operands to blame in
+// ctx.blame.
 Error inferResultTypes(const OpDef &def, InferCtx &ctx);
 
 } // namespace dtnn::ir

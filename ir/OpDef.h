@@ -4,6 +4,7 @@
 // this entry; backends bind kernels keyed by the op's name.
 #pragma once
 
+#include "dtnn/Error.h"
 #include "ir/Attributes.h"
 #include "ir/Types.h"
 
@@ -58,22 +59,22 @@ struct AttrSpec {
 };
 
 // Input of a shape rule: operand types and attributes. The rule fills
-// `results` or calls fail(); `blame` lists the operand indices at fault so a
-// diagnostic can point at where they came from.
+// `results` and returns success, or returns the Error of fail(); `blame` lists
+// the operand indices at fault so a diagnostic can point at where they came
+// from.
 struct InferCtx {
   const std::vector<TensorType> &operands;
   const AttrMap &attrs;
   std::vector<TensorType> results;
-  std::string error;
   std::vector<int> blame;
 
-  bool fail(std::string message, std::vector<int> operandsAtFault = {}) {
-    error = std::move(message);
+  // Records the operands at fault and returns a failure with `message`.
+  Error fail(std::string message, std::vector<int> operandsAtFault = {}) {
     blame = std::move(operandsAtFault);
-    return false;
+    return Error::make(std::move(message));
   }
 };
-using ShapeFn = std::function<bool(InferCtx &)>;
+using ShapeFn = std::function<Error(InferCtx &)>;
 
 // Multiply-accumulates per sample (batch dimension 1) of one op, from its
 // operand and result types and attributes; used by summaries and cost models.
@@ -91,19 +92,19 @@ struct ParamSpec {
 // The language-level call of a layer: its arguments (bound by position after
 // the tensor inputs, or by name) and a builder that turns argument values and
 // input types into op attributes and parameters. Parameters become trailing
-// operands of the op, in the order the builder lists them.
+// operands of the op, in the order the builder lists them. The builder fills
+// `attrs` and `params` and returns success, or returns the Error of fail().
 struct LayerCtx {
   const std::vector<TensorType> &inputs;
   const AttrMap &args; // every declared argument, defaults filled in
   AttrMap attrs;
   std::vector<ParamSpec> params;
-  std::string error;
   std::string errorArg; // the argument at fault, if any
 
-  bool fail(std::string message, std::string arg = "") {
-    error = std::move(message);
+  // Records the argument at fault and returns a failure with `message`.
+  Error fail(std::string message, std::string arg = "") {
     errorArg = std::move(arg);
-    return false;
+    return Error::make(std::move(message));
   }
 };
 
@@ -111,7 +112,7 @@ struct LayerSpec {
   // Tensor inputs the layer takes before its other arguments.
   unsigned tensorInputs = 1;
   std::vector<AttrSpec> args;
-  std::function<bool(LayerCtx &)> build;
+  std::function<Error(LayerCtx &)> build;
 };
 
 // Input of a gradient rule. The rule appends ops through `b` (whose location
@@ -119,20 +120,19 @@ struct LayerSpec {
 // each operand i with needed[i] set, from the gradients `dy` of the op's
 // results (null where no gradient flows into a result), and stores them in
 // dx[i]. Operands and results of the forward op are available as values.
+// The rule returns success, or a failure: the Error of fail(), or the
+// builder's when it could not create an op (b.takeError()).
 struct GradCtx {
   Builder &b;
   const Op &op;
   const std::vector<Value *> &dy;
   std::vector<bool> needed;
   std::vector<Value *> dx;
-  std::string error;
 
-  bool fail(std::string message) {
-    error = std::move(message);
-    return false;
-  }
+  // A failure with `message`.
+  Error fail(std::string message) { return Error::make(std::move(message)); }
 };
-using GradFn = std::function<bool(GradCtx &)>;
+using GradFn = std::function<Error(GradCtx &)>;
 
 // What an op is for, as the op table declares it: the profile, the catalogue and the front
 // end read this, not the op's name.

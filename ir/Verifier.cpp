@@ -201,7 +201,7 @@ private:
 
     std::vector<TensorType> operandTypes;
     for (const Value *v : op.operands()) operandTypes.push_back(v->type());
-    InferCtx ctx{operandTypes, op.attrs(), {}, {}, {}};
+    InferCtx ctx{operandTypes, op.attrs(), {}, {}};
     if (Error e = inferResultTypes(def, ctx)) {
       Diagnostic &d = add(loc, e.message() + where);
       for (int i : ctx.blame)

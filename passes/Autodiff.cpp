@@ -75,7 +75,7 @@ Error cloneOps(const ir::Graph &src, ir::Graph &dst, ValueMap &vm, bool training
       attrs.set("seed", static_cast<int64_t>(
                             (static_cast<uint64_t>(runSeed) * 1000003u + position++) & 0x7fffffff));
     std::vector<ir::Value *> results = b.create(def->name, operands, attrs);
-    if (!b.error().empty()) return Error::make("autodiff: " + b.error());
+    if (Error e = b.takeError()) return Error::make("autodiff: " + e.message());
     for (size_t r = 0; r < op->results().size(); ++r) vm[op->result(r)] = results[r];
     std::vector<const ir::OperandSpec *> specs = def->operandSpecs(operands.size(), attrs);
     size_t version = def->numResults;
@@ -182,7 +182,7 @@ private:
 
     ir::Builder b(*g);
     ir::Value *seed = b.create1("fill", {loss}, ir::attrs({{"value", 1.0}}));
-    if (!seed) return Error::make("autodiff: " + b.error());
+    if (!seed) return Error::make("autodiff: " + b.takeError().message());
     auto grads = appendBackward(*g, {{loss, seed}}, wrt);
     if (!grads) return grads.takeError();
     for (size_t i = 0; i < params.size(); ++i) {

@@ -31,16 +31,18 @@ appendBackward(ir::Graph &g, const std::vector<std::pair<ir::Value *, ir::Value 
 
   ir::Builder b(g);
   std::map<const ir::Value *, ir::Value *> grads;
-  std::string error;
-  auto accumulate = [&](const ir::Value *v, ir::Value *d) -> bool {
+  // Adds d to v's gradient; fails with the builder's failure.
+  auto accumulate = [&](const ir::Value *v, ir::Value *d) -> Error {
     auto [it, fresh] = grads.emplace(v, d);
-    if (fresh) return true;
+    if (fresh) return Error::success();
     it->second = b.create1("add", {it->second, d});
-    if (!it->second) error = b.error();
-    return it->second != nullptr;
+    if (!it->second) return b.takeError();
+    return Error::success();
   };
-  for (const auto &[v, s] : seeds)
-    if (active.count(v) && !accumulate(v, s)) return Error::make("autodiff: " + error);
+  for (const auto &[v, s] : seeds) {
+    if (!active.count(v)) continue;
+    if (Error e = accumulate(v, s)) return Error::make("autodiff: " + e.message());
+  }
 
   for (size_t i = forward.size(); i-- > 0;) {
     const ir::Op &op = *forward[i];
@@ -62,13 +64,15 @@ appendBackward(ir::Graph &g, const std::vector<std::pair<ir::Value *, ir::Value 
       return Error::make("autodiff: " + describeOp(g, op) + " has no gradient rule, but the loss "
                          "depends on it through a trainable value");
     b.setLoc(op.loc());
-    ir::GradCtx ctx{b, op, dy, needed, std::vector<ir::Value *>(op.operands().size()), {}};
-    if (!op.def().grad(ctx))
+    ir::GradCtx ctx{b, op, dy, needed, std::vector<ir::Value *>(op.operands().size())};
+    if (Error e = op.def().grad(ctx))
       return Error::make("autodiff: gradient rule of " + describeOp(g, op) + " failed: " +
-                         (ctx.error.empty() ? b.error() : ctx.error));
-    for (size_t k = 0; k < op.operands().size(); ++k)
-      if (needed[k] && ctx.dx[k] && !accumulate(op.operand(k), ctx.dx[k]))
-        return Error::make("autodiff: " + describeOp(g, op) + ": " + error);
+                         e.message());
+    for (size_t k = 0; k < op.operands().size(); ++k) {
+      if (!needed[k] || !ctx.dx[k]) continue;
+      if (Error e = accumulate(op.operand(k), ctx.dx[k]))
+        return Error::make("autodiff: " + describeOp(g, op) + ": " + e.message());
+    }
   }
 
   std::vector<ir::Value *> out;

@@ -265,12 +265,12 @@ private:
       ir::Builder bld(g, items[lo].pair.start->loc());
       bld.setInsertPoint(pos);
       ir::Value *token = bld.create1("allreduce_start", operands, attrs);
-      if (!token) return Error::make("bucket-allreduce: " + bld.error());
+      if (!token) return Error::make("bucket-allreduce: " + bld.takeError().message());
       std::vector<ir::Value *> waitOperands = {token};
       waitOperands.insert(waitOperands.end(), operands.begin(), operands.end());
       bld.setInsertPoint(static_cast<long>(g.indexOf(token->definingOp())) + 1);
       ir::Op *wait = bld.createOp("allreduce_wait", waitOperands, attrs);
-      if (!wait) return Error::make("bucket-allreduce: " + bld.error());
+      if (!wait) return Error::make("bucket-allreduce: " + bld.takeError().message());
       std::map<ir::Value *, ir::Value *> subst;
       size_t r = 0;
       for (size_t k = lo; k < hi; ++k) {

@@ -159,7 +159,7 @@ private:
     ir::AttrMap attrs = op.attrs();
     attrs.set("shape", shape);
     std::vector<ir::TensorType> operandTypes = {y->type()};
-    ir::InferCtx ctx{operandTypes, attrs, {}, {}, {}};
+    ir::InferCtx ctx{operandTypes, attrs, {}, {}};
     if (ir::inferResultTypes(op.def(), ctx) || ctx.results.size() != 1 ||
         ctx.results[0] != want)
       return false;

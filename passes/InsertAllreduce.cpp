@@ -54,7 +54,7 @@ public:
       ir::Value *token = b.create1("allreduce_start", {grad}, attrs);
       b.setInsertPoint(pos + 1);
       ir::Op *wait = token ? b.createOp("allreduce_wait", {token, grad}, attrs) : nullptr;
-      if (!wait) return Error::make(describeOp(g, *update) + ": " + b.error());
+      if (!wait) return Error::make(describeOp(g, *update) + ": " + b.takeError().message());
       ir::Value *reduced = wait->result(0);
       // Every use after the wait reads the reduced gradient.
       for (size_t k = g.indexOf(wait) + 1; k < g.ops().size(); ++k) {

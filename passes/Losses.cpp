@@ -39,7 +39,7 @@ const MetricDef *findMetric(const std::string &name, int64_t &k) {
 ir::Value *emitAccuracy(ir::Builder &b, ir::Value *prediction, ir::Value *label, int64_t k,
                         std::string &error) {
   ir::Value *v = b.create1("accuracy", {prediction, label}, ir::attrs({{"k", std::max<int64_t>(k, 1)}}));
-  if (!v) error = b.error();
+  if (!v) error = b.takeError().message();
   return v;
 }
 
@@ -93,10 +93,10 @@ Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Valu
                          t.str());
     target = b.create1("one_hot", {label}, ir::attrs({{"classes", t.dims[1]},
                                                       {"dtype", std::string(ir::dtypeName(t.dtype))}}));
-    if (!target) return Error::make(b.error());
+    if (!target) return b.takeError();
   }
   ir::Value *loss = b.create1(name, {prediction, target});
-  if (!loss) return Error::make(b.error());
+  if (!loss) return b.takeError();
   return loss;
 }
 

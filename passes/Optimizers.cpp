@@ -72,7 +72,7 @@ std::vector<ir::TensorType> operandTypes(const OptimizerSpec &spec, const ir::Te
 // Runs the update op's shape rule, which checks the hyperparameter values.
 Error checkUpdate(const OptimizerSpec &spec, const ir::OpDef &def, const ir::TensorType &param) {
   std::vector<ir::TensorType> types = operandTypes(spec, param);
-  ir::InferCtx ctx{types, spec.args, {}, {}, {}};
+  ir::InferCtx ctx{types, spec.args, {}, {}};
   return ir::inferResultTypes(def, ctx);
 }
 
@@ -188,7 +188,7 @@ Error emitUpdate(ir::Module &m, ir::Builder &b, const OptimizerSpec &spec, ir::P
   types[1] = grad->type();
   types[2] = lr->type();
   if (takesStep(full)) types[3] = step->type();
-  ir::InferCtx ctx{types, full.args, {}, {}, {}};
+  ir::InferCtx ctx{types, full.args, {}, {}};
   if (Error e = ir::inferResultTypes(*def, ctx)) return Error::make(what + e.message());
   if (Error e = checkBuffers(m, full, param)) return Error::make(what + e.message());
 
@@ -200,7 +200,8 @@ Error emitUpdate(ir::Module &m, ir::Builder &b, const OptimizerSpec &spec, ir::P
     if (!buf) buf = m.addParam(name, bufferType(s, param), s.init, false, param.loc);
     operands.push_back(buf->value);
   }
-  if (!b.createOp(opName, operands, full.args)) return Error::make(what + b.error());
+  if (!b.createOp(opName, operands, full.args))
+    return Error::make(what + b.takeError().message());
   return Error::success();
 }
 

@@ -57,7 +57,7 @@ private:
       if (Error e = checkAttrKinds(g, *op)) return e;
       std::vector<ir::TensorType> operandTypes;
       for (const ir::Value *v : op->operands()) operandTypes.push_back(v->type());
-      ir::InferCtx ctx{operandTypes, op->attrs(), {}, {}, {}};
+      ir::InferCtx ctx{operandTypes, op->attrs(), {}, {}};
       if (Error e = ir::inferResultTypes(op->def(), ctx))
         return Error::make(describeOp(g, *op) + ": " + e.message());
       if (ctx.results.size() != op->results().size())

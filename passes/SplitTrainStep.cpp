@@ -44,7 +44,7 @@ Error cloneOp(ir::Builder &b, const ir::Op &op, ValueMap &vm) {
   }
   b.setLoc(op.loc());
   ir::Op *clone = b.createOp(op.name(), operands, op.attrs());
-  if (!clone) return Error::make(b.error());
+  if (!clone) return b.takeError();
   for (size_t r = 0; r < op.results().size(); ++r) vm[op.result(r)] = clone->result(r);
   return Error::success();
 }

@@ -51,7 +51,7 @@ public:
 bool claimsBinary(const ir::Op &op, const std::vector<ir::TensorType> &in) {
   if (in[0].dtype != in[1].dtype) return false;
   std::vector<ir::TensorType> t = in;
-  ir::InferCtx ctx{t, op.attrs(), {}, {}, {}};
+  ir::InferCtx ctx{t, op.attrs(), {}, {}};
   if (ir::inferResultTypes(op.def(), ctx)) return false;
   if (!claimsFusedActivation(op, in)) return false;
   return in[0] == ctx.results[0] || (commutes(op.name()) && in[1] == ctx.results[0]);

@@ -13,18 +13,19 @@ namespace dtnn::ir {
 
 namespace {
 
-// Checks the floating-point input of activation `op`; false after ctx.fail.
-bool checkFloatInput(InferCtx &ctx, const std::string &op) {
+// Checks the floating-point input of activation `op`.
+Error checkFloatInput(InferCtx &ctx, const std::string &op) {
   const TensorType &x = ctx.operands[0];
   if (!isFloatType(x.dtype))
     return ctx.fail(op + " expects a floating-point input, got " + x.str(), {0});
-  return true;
+  return Error::success();
 }
 
 // The shape rule of an attribute-free activation: the result has x's type.
 ShapeFn floatUnary(std::string op) {
   return [op = std::move(op)](InferCtx &ctx) {
-    return checkFloatInput(ctx, op) && sameAsFirstOperand(ctx);
+    if (Error e = checkFloatInput(ctx, op)) return e;
+    return sameAsFirstOperand(ctx);
   };
 }
 
@@ -46,16 +47,16 @@ OpDef unaryOp(std::string name, std::string summary) {
 }
 
 // Operand: x; `alpha` is the slope for negative inputs and must be finite.
-bool inferLeakyRelu(InferCtx &ctx) {
-  if (!checkFloatInput(ctx, "leaky_relu")) return false;
+Error inferLeakyRelu(InferCtx &ctx) {
+  if (Error e = checkFloatInput(ctx, "leaky_relu")) return e;
   if (!std::isfinite(ctx.attrs.getFloat("alpha")))
     return ctx.fail("leaky_relu alpha must be a finite number");
   return sameAsFirstOperand(ctx);
 }
 
 // Operand: x; `approximate` is "none" (the erf form) or "tanh".
-bool inferGelu(InferCtx &ctx) {
-  if (!checkFloatInput(ctx, "gelu")) return false;
+Error inferGelu(InferCtx &ctx) {
+  if (Error e = checkFloatInput(ctx, "gelu")) return e;
   const std::string &approx = ctx.attrs.getString("approximate");
   if (approx != "none" && approx != "tanh")
     return ctx.fail("gelu approximate must be \"none\" or \"tanh\", got \"" + approx + "\"");
@@ -65,7 +66,7 @@ bool inferGelu(InferCtx &ctx) {
 // The shape rule of softmax and log_softmax: x of rank >= 1 and an axis in range.
 ShapeFn softmaxRule(std::string op) {
   return [op = std::move(op)](InferCtx &ctx) {
-    if (!checkFloatInput(ctx, op)) return false;
+    if (Error e = checkFloatInput(ctx, op)) return e;
     const TensorType &x = ctx.operands[0];
     int64_t axis = ctx.attrs.getInt("axis");
     if (!normalizeAxis(axis, x.rank()))
@@ -85,10 +86,10 @@ ShapeFn backwardRule(std::string op, ShapeFn forward) {
     if (dy != saved)
       return ctx.fail(op + " gradient " + dy.str() + " does not match " + saved.str(), {0, 1});
     std::vector<TensorType> one = {saved};
-    InferCtx inner{one, ctx.attrs, {}, {}, {}};
-    if (!forward(inner)) return ctx.fail(op + ": " + inner.error, {1});
+    InferCtx inner{one, ctx.attrs, {}, {}};
+    if (Error e = forward(inner)) return ctx.fail(op + ": " + e.message(), {1});
     ctx.results = {saved};
-    return true;
+    return Error::success();
   };
 }
 
@@ -96,10 +97,11 @@ ShapeFn backwardRule(std::string op, ShapeFn forward) {
 // forward attributes, where saved is the input x or, with useResult, y.
 GradFn activationGrad(std::string op, bool useResult) {
   return [name = op + "_backward", useResult](GradCtx &ctx) {
-    if (!ctx.dy[0] || !ctx.needed[0]) return true;
+    if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
     Value *saved = useResult ? ctx.op.result(0) : ctx.op.operand(0);
     ctx.dx[0] = ctx.b.create1(name, {ctx.dy[0], saved}, ctx.op.attrs());
-    return ctx.dx[0] || ctx.fail(ctx.b.error());
+    if (!ctx.dx[0]) return ctx.b.takeError();
+    return Error::success();
   };
 }
 

@@ -11,29 +11,29 @@ namespace dtnn::ir {
 
 namespace {
 
-bool checkReduction(InferCtx &ctx, const char *op) {
+Error checkReduction(InferCtx &ctx, const char *op) {
   const std::string &kind = ctx.attrs.getString("op");
   if (kind != "sum" && kind != "mean")
     return ctx.fail(std::string(op) + " op must be \"sum\" or \"mean\", got \"" + kind + "\"");
-  return true;
+  return Error::success();
 }
 
 // Operands: one or more floating-point buffers; result: a token.
-bool inferStart(InferCtx &ctx) {
-  if (!checkReduction(ctx, "allreduce_start")) return false;
+Error inferStart(InferCtx &ctx) {
+  if (Error e = checkReduction(ctx, "allreduce_start")) return e;
   for (size_t i = 0; i < ctx.operands.size(); ++i)
     if (!isFloatType(ctx.operands[i].dtype))
       return ctx.fail("allreduce_start reduces floating-point buffers, got " +
                           ctx.operands[i].str() + " as operand " + std::to_string(i),
                       {static_cast<int>(i)});
   ctx.results = {TensorType(DType::Token, {})};
-  return true;
+  return Error::success();
 }
 
 // Operands: the start's token, then its buffers; results: their new versions
 // (added for the written operands).
-bool inferWait(InferCtx &ctx) {
-  if (!checkReduction(ctx, "allreduce_wait")) return false;
+Error inferWait(InferCtx &ctx) {
+  if (Error e = checkReduction(ctx, "allreduce_wait")) return e;
   if (!ctx.operands[0].isToken())
     return ctx.fail("allreduce_wait expects the token of an allreduce_start, got " +
                         ctx.operands[0].str(),
@@ -44,7 +44,7 @@ bool inferWait(InferCtx &ctx) {
                           ctx.operands[i].str() + " as operand " + std::to_string(i),
                       {static_cast<int>(i)});
   ctx.results = {};
-  return true;
+  return Error::success();
 }
 
 AttrSpec reduction() { return {"op", AttrKind::String, AttrValue(std::string("mean"))}; }

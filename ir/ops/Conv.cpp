@@ -12,7 +12,7 @@ namespace {
 // Operands: x [N,C,H,W], weight [K, C/groups, KH, KW] (static, positive),
 // optional bias [K], and with residual=true a last operand of the result's
 // type.
-bool inferConv2d(InferCtx &ctx) {
+Error inferConv2d(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &w = ctx.operands[1];
   if (x.rank() != 4)
@@ -73,14 +73,14 @@ bool inferConv2d(InferCtx &ctx) {
     return ctx.fail("conv2d kernel " + std::to_string(w.dims[2]) + "x" +
                         std::to_string(w.dims[3]) + " does not fit the padded input " + x.str(),
                     {0});
-  if (!checkFusedActivation(ctx, "conv2d", x.dtype)) return false;
+  if (Error e = checkFusedActivation(ctx, "conv2d", x.dtype)) return e;
   TensorType y(x.dtype, {x.dims[0], k, oh, ow});
   if (residual && !typesAgree(ctx.operands.back(), y))
     return ctx.fail("conv2d residual " + ctx.operands.back().str() + " does not match the result " +
                         y.str(),
                     {int(ctx.operands.size() - 1)});
   ctx.results = {y};
-  return true;
+  return Error::success();
 }
 
 // x, weight, then the bias and the residual where present: with
@@ -105,44 +105,44 @@ int64_t conv2dMacs(const std::vector<TensorType> &in, const std::vector<TensorTy
 // Shared by the data and weight gradients: runs conv2d's shape rule on the
 // forward operands x and w (operand positions xAt and wAt) and checks that
 // dy (operand 0) has the type of the forward result.
-bool checkConvGradient(InferCtx &ctx, const std::string &op, int xAt, int wAt) {
+Error checkConvGradient(InferCtx &ctx, const std::string &op, int xAt, int wAt) {
   std::vector<TensorType> forward = {ctx.operands[xAt], ctx.operands[wAt]};
-  InferCtx sub{forward, ctx.attrs, {}, {}, {}};
-  if (!inferConv2d(sub)) {
+  InferCtx sub{forward, ctx.attrs, {}, {}};
+  if (Error e = inferConv2d(sub)) {
     std::vector<int> blame;
     for (int i : sub.blame) blame.push_back(i == 0 ? xAt : wAt);
-    return ctx.fail(op + ": " + sub.error, blame);
+    return ctx.fail(op + ": " + e.message(), blame);
   }
   const TensorType &dy = ctx.operands[0];
   if (!typesAgree(dy, sub.results[0]))
     return ctx.fail(op + " gradient " + dy.str() + " does not match the conv2d result " +
                         sub.results[0].str(),
                     {0});
-  return true;
+  return Error::success();
 }
 
 // Operands: dy [N,K,OH,OW], weight, x (the shape donor); the result has x's type.
-bool inferConv2dBackwardData(InferCtx &ctx) {
-  if (!checkConvGradient(ctx, "conv2d_backward_data", 2, 1)) return false;
+Error inferConv2dBackwardData(InferCtx &ctx) {
+  if (Error e = checkConvGradient(ctx, "conv2d_backward_data", 2, 1)) return e;
   ctx.results = {ctx.operands[2]};
-  return true;
+  return Error::success();
 }
 
 // Operands: dy [N,K,OH,OW], x, weight (the shape donor); the result has the weight's type.
-bool inferConv2dBackwardWeights(InferCtx &ctx) {
-  if (!checkConvGradient(ctx, "conv2d_backward_weights", 1, 2)) return false;
+Error inferConv2dBackwardWeights(InferCtx &ctx) {
+  if (Error e = checkConvGradient(ctx, "conv2d_backward_weights", 1, 2)) return e;
   ctx.results = {ctx.operands[2]};
-  return true;
+  return Error::success();
 }
 
 // Operand: dy [N,K,OH,OW]; the result is [K].
-bool inferConv2dBackwardBias(InferCtx &ctx) {
+Error inferConv2dBackwardBias(InferCtx &ctx) {
   const TensorType &dy = ctx.operands[0];
   if (dy.rank() != 4 || !isFloatType(dy.dtype))
     return ctx.fail("conv2d_backward_bias expects a 4-d floating-point gradient, got " + dy.str(),
                     {0});
   ctx.results = {TensorType(dy.dtype, {dy.dims[1]})};
-  return true;
+  return Error::success();
 }
 
 // The gradient ops take the multiply-accumulates of the forward op: operand
@@ -159,25 +159,25 @@ MacsFn conv2dGradientMacs(size_t wAt) {
 // db = conv2d_backward_bias(dy); each only where the operand needs it. With a
 // fused activation, dy is first taken back through it, from the result; a
 // residual's gradient is that dy itself.
-bool gradConv2d(GradCtx &ctx) {
-  if (!ctx.dy[0]) return true;
+Error gradConv2d(GradCtx &ctx) {
+  if (!ctx.dy[0]) return Error::success();
   Value *dy = preActivationGradient(ctx, ctx.dy[0]);
-  if (!dy) return false;
+  if (!dy) return ctx.b.takeError();
   Value *x = ctx.op.operand(0), *w = ctx.op.operand(1);
   AttrMap a = withoutFusedActivation(ctx.op.attrs());
   if (ctx.needed[0] && !(ctx.dx[0] = ctx.b.create1("conv2d_backward_data", {dy, w, x}, a)))
-    return false;
+    return ctx.b.takeError();
   if (ctx.needed[1] && !(ctx.dx[1] = ctx.b.create1("conv2d_backward_weights", {dy, x, w}, a)))
-    return false;
+    return ctx.b.takeError();
   size_t layer = layerOperandCount(ctx.op);
   if (layer > 2 && ctx.needed[2] && !(ctx.dx[2] = ctx.b.create1("conv2d_backward_bias", {dy})))
-    return false;
+    return ctx.b.takeError();
   if (hasResidual(ctx.op) && ctx.needed[layer]) ctx.dx[layer] = dy;
-  return true;
+  return Error::success();
 }
 
 // conv2d(channels, kernel, stride=1, pad=0, dilation=1, groups=1, bias=true)
-bool buildConv2d(LayerCtx &ctx) {
+Error buildConv2d(LayerCtx &ctx) {
   const TensorType &x = ctx.inputs[0];
   if (x.rank() != 4)
     return ctx.fail("conv2d expects a 4-d input [N,C,H,W], got " + x.str());
@@ -212,7 +212,7 @@ bool buildConv2d(LayerCtx &ctx) {
                         ctx.args.getString("init"), true});
   if (ctx.args.getBool("bias"))
     ctx.params.push_back({"bias", TensorType(x.dtype, {k}), "zeros", true});
-  return true;
+  return Error::success();
 }
 
 // The IR attributes of conv2d, shared by its backward ops.

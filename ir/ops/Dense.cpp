@@ -15,7 +15,7 @@ std::string denseRankMessage(const TensorType &x) {
 }
 
 // Operands: x [N,K], weight [M,K], optional bias [M].
-bool inferDense(InferCtx &ctx) {
+Error inferDense(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &w = ctx.operands[1];
   if (x.rank() != 2) return ctx.fail(denseRankMessage(x), {0});
@@ -34,9 +34,9 @@ bool inferDense(InferCtx &ctx) {
       return ctx.fail("dense bias must be " + TensorType(x.dtype, {m}).str() + ", got " + b.str(),
                       {2});
   }
-  if (!checkFusedActivation(ctx, "dense", x.dtype)) return false;
+  if (Error e = checkFusedActivation(ctx, "dense", x.dtype)) return e;
   ctx.results = {TensorType(x.dtype, {x.dims[0], m})};
-  return true;
+  return Error::success();
 }
 
 // One multiply-accumulate per weight element and sample.
@@ -47,7 +47,7 @@ int64_t denseMacs(const std::vector<TensorType> &operands, const std::vector<Ten
 
 // Checks that operand `i` of a dense backward op is a floating-point matrix
 // of the element type of dy (operand 0); `what` names it in the message.
-bool checkMatrix(InferCtx &ctx, const std::string &op, size_t i, const char *what) {
+Error checkMatrix(InferCtx &ctx, const std::string &op, size_t i, const char *what) {
   const TensorType &t = ctx.operands[i];
   if (t.rank() != 2) return ctx.fail(op + " expects a 2-d " + what + ", got " + t.str(), {int(i)});
   if (!isFloatType(t.dtype))
@@ -56,37 +56,39 @@ bool checkMatrix(InferCtx &ctx, const std::string &op, size_t i, const char *wha
     return ctx.fail(op + " " + what + " " + t.str() + " does not match the element type of dy " +
                         ctx.operands[0].str(),
                     {0, int(i)});
-  return true;
+  return Error::success();
 }
 
 // Operands: dy [N,M], weight [M,K]; result dx [N,K].
-bool inferDenseBackwardData(InferCtx &ctx) {
+Error inferDenseBackwardData(InferCtx &ctx) {
   const std::string op = "dense_backward_data";
-  if (!checkMatrix(ctx, op, 0, "dy") || !checkMatrix(ctx, op, 1, "weight")) return false;
+  if (Error e = checkMatrix(ctx, op, 0, "dy")) return e;
+  if (Error e = checkMatrix(ctx, op, 1, "weight")) return e;
   const TensorType &dy = ctx.operands[0], &w = ctx.operands[1];
   if (!dimsAgree(dy.dims[1], w.dims[0]))
     return ctx.fail(op + " dy " + dy.str() + " does not match weight " + w.str(), {0, 1});
   ctx.results = {TensorType(dy.dtype, {dy.dims[0], w.dims[1]})};
-  return true;
+  return Error::success();
 }
 
 // Operands: dy [N,M], x [N,K]; result dweight [M,K].
-bool inferDenseBackwardWeights(InferCtx &ctx) {
+Error inferDenseBackwardWeights(InferCtx &ctx) {
   const std::string op = "dense_backward_weights";
-  if (!checkMatrix(ctx, op, 0, "dy") || !checkMatrix(ctx, op, 1, "x")) return false;
+  if (Error e = checkMatrix(ctx, op, 0, "dy")) return e;
+  if (Error e = checkMatrix(ctx, op, 1, "x")) return e;
   const TensorType &dy = ctx.operands[0], &x = ctx.operands[1];
   if (!dimsAgree(dy.dims[0], x.dims[0]))
     return ctx.fail(op + " dy " + dy.str() + " and x " + x.str() + " differ in the batch", {0, 1});
   ctx.results = {TensorType(dy.dtype, {dy.dims[1], x.dims[1]})};
-  return true;
+  return Error::success();
 }
 
 // Operand: dy [N,M]; result dbias [M].
-bool inferDenseBackwardBias(InferCtx &ctx) {
-  if (!checkMatrix(ctx, "dense_backward_bias", 0, "dy")) return false;
+Error inferDenseBackwardBias(InferCtx &ctx) {
+  if (Error e = checkMatrix(ctx, "dense_backward_bias", 0, "dy")) return e;
   const TensorType &dy = ctx.operands[0];
   ctx.results = {TensorType(dy.dtype, {dy.dims[1]})};
-  return true;
+  return Error::success();
 }
 
 // One multiply-accumulate per weight element and sample, as the forward.
@@ -101,23 +103,23 @@ int64_t denseBackwardWeightsMacs(const std::vector<TensorType> &,
 
 // dx = dy * weight, dweight = dy^T * x, dbias = the sum of dy over the batch;
 // with a fused activation, dy is first taken back through it, from the result.
-bool gradDense(GradCtx &ctx) {
-  if (!ctx.dy[0]) return true;
+Error gradDense(GradCtx &ctx) {
+  if (!ctx.dy[0]) return Error::success();
   Value *dy = preActivationGradient(ctx, ctx.dy[0]);
-  if (!dy) return false;
+  if (!dy) return ctx.b.takeError();
   const Op &op = ctx.op;
   if (ctx.needed[0] && !(ctx.dx[0] = ctx.b.create1("dense_backward_data", {dy, op.operand(1)})))
-    return false;
+    return ctx.b.takeError();
   if (ctx.needed[1] && !(ctx.dx[1] = ctx.b.create1("dense_backward_weights", {dy, op.operand(0)})))
-    return false;
+    return ctx.b.takeError();
   if (op.operands().size() > 2 && ctx.needed[2] &&
       !(ctx.dx[2] = ctx.b.create1("dense_backward_bias", {dy})))
-    return false;
-  return true;
+    return ctx.b.takeError();
+  return Error::success();
 }
 
 // dense(units, bias=true, init="he_normal")
-bool buildDense(LayerCtx &ctx) {
+Error buildDense(LayerCtx &ctx) {
   const TensorType &x = ctx.inputs[0];
   if (x.rank() != 2) return ctx.fail(denseRankMessage(x));
   int64_t units = ctx.args.getInt("units");
@@ -128,7 +130,7 @@ bool buildDense(LayerCtx &ctx) {
       {"weight", TensorType(x.dtype, {units, k}), ctx.args.getString("init"), true});
   if (ctx.args.getBool("bias"))
     ctx.params.push_back({"bias", TensorType(x.dtype, {units}), "zeros", true});
-  return true;
+  return Error::success();
 }
 
 } // namespace

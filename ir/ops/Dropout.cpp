@@ -12,7 +12,7 @@ namespace {
 
 // Operands: x (floating point, any shape) and step (the i64[] step count);
 // results y and mask, both of x's type.
-bool inferDropoutTrain(InferCtx &ctx) {
+Error inferDropoutTrain(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &step = ctx.operands[1];
   if (!isFloatType(x.dtype))
@@ -22,41 +22,42 @@ bool inferDropoutTrain(InferCtx &ctx) {
   double rate = ctx.attrs.getFloat("rate");
   if (!(rate >= 0 && rate < 1)) return ctx.fail("dropout_train rate must be in [0, 1)");
   ctx.results = {x, x};
-  return true;
+  return Error::success();
 }
 
 // drop_path: the identity at inference, for x [N, ...] of floats.
-bool inferDropPath(InferCtx &ctx) {
+Error inferDropPath(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (!isFloatType(x.dtype) || x.rank() == 0)
     return ctx.fail("drop_path expects floats with a sample dimension, got " + x.str(), {0});
   double rate = ctx.attrs.getFloat("rate");
   if (!(rate >= 0 && rate < 1)) return ctx.fail("drop_path rate must be in [0, 1)");
   ctx.results = {x};
-  return true;
+  return Error::success();
 }
 
 // drop_path_train: x and the i64[] step; results y and the mask, both of x's type.
-bool inferDropPathTrain(InferCtx &ctx) {
+Error inferDropPathTrain(InferCtx &ctx) {
   const TensorType &step = ctx.operands[1];
   if (step.rank() != 0 || step.dtype != DType::I64)
     return ctx.fail("drop_path_train step must be an i64[] scalar, got " + step.str(), {1});
-  if (!inferDropPath(ctx)) return false;
+  if (Error e = inferDropPath(ctx)) return e;
   ctx.results = {ctx.operands[0], ctx.operands[0]};
-  return true;
+  return Error::success();
 }
 
 // At inference drop_path passes its input through, so dx = dy.
-bool gradDropPath(GradCtx &ctx) {
+Error gradDropPath(GradCtx &ctx) {
   ctx.dx[0] = ctx.dy[0];
-  return true;
+  return Error::success();
 }
 
 // y = x * mask, and the mask does not depend on x: dx = dy * mask.
-bool gradDropoutTrain(GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+Error gradDropoutTrain(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
   ctx.dx[0] = ctx.b.create1("mul", {ctx.dy[0], ctx.op.result(1)});
-  return ctx.dx[0] != nullptr;
+  if (!ctx.dx[0]) return ctx.b.takeError();
+  return Error::success();
 }
 
 } // namespace

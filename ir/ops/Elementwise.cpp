@@ -25,9 +25,9 @@ ShapeFn broadcastBinary(std::string op) {
                       {0, 1});
     auto dims = broadcastDims(a.dims, b.dims);
     if (!dims) return ctx.fail(op + " cannot broadcast " + a.str() + " with " + b.str(), {0, 1});
-    if (!checkFusedActivation(ctx, op, a.dtype)) return false;
+    if (Error e = checkFusedActivation(ctx, op, a.dtype)) return e;
     ctx.results = {TensorType(a.dtype, std::move(*dims))};
-    return true;
+    return Error::success();
   };
 }
 
@@ -41,7 +41,7 @@ bool broadcastsTo(const TensorType &small, const TensorType &big) {
 
 // Operands: x and like of one dtype, like broadcastable to x. The result has
 // like's type: x summed over the dimensions that broadcasting added.
-bool inferSumLike(InferCtx &ctx) {
+Error inferSumLike(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &like = ctx.operands[1];
   if (x.dtype != like.dtype || !broadcastsTo(like, x))
@@ -49,18 +49,18 @@ bool inferSumLike(InferCtx &ctx) {
                         " (the target must broadcast to the input)",
                     {0, 1});
   ctx.results = {like};
-  return true;
+  return Error::success();
 }
 
 // Operands: x and like of one dtype, x broadcastable to like. The result has
 // like's type.
-bool inferBroadcastLike(InferCtx &ctx) {
+Error inferBroadcastLike(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &like = ctx.operands[1];
   if (x.dtype != like.dtype || !broadcastsTo(x, like))
     return ctx.fail("broadcast_like cannot broadcast " + x.str() + " to " + like.str(), {0, 1});
   ctx.results = {like};
-  return true;
+  return Error::success();
 }
 
 // True when v is an integer in [lo, hi).
@@ -83,7 +83,7 @@ bool representable(double v, DType t) {
 
 // Operand: like, of any type; the result has its type. For an integer or
 // bool type, value must be a number that the type holds exactly.
-bool inferFill(InferCtx &ctx) {
+Error inferFill(InferCtx &ctx) {
   DType t = ctx.operands[0].dtype;
   double v = ctx.attrs.getFloat("value");
   if (!representable(v, t))
@@ -93,7 +93,7 @@ bool inferFill(InferCtx &ctx) {
 }
 
 // Operand: x, floating point; the result has its type.
-bool inferScale(InferCtx &ctx) {
+Error inferScale(InferCtx &ctx) {
   if (!isFloatType(ctx.operands[0].dtype))
     return ctx.fail("scale expects a floating-point input, got " + ctx.operands[0].str(), {0});
   return sameAsFirstOperand(ctx);
@@ -107,64 +107,66 @@ Value *reduceTo(Builder &b, Value *g, Value *operand) {
 }
 
 // Fails the rule with the builder's error when v is null.
-bool check(GradCtx &ctx, Value *v) { return v || ctx.fail(ctx.b.error()); }
+Error check(GradCtx &ctx, Value *v) { return v ? Error::success() : ctx.b.takeError(); }
 
 // d(a + b) = dy, d(a - b) = (dy, -dy), each reduced to its operand's type;
 // add's dy goes back through its fused activation first.
 GradFn addSubGrad(double signB) {
   return [signB](GradCtx &ctx) {
-    if (!ctx.dy[0]) return true;
+    if (!ctx.dy[0]) return Error::success();
     Value *dy = preActivationGradient(ctx, ctx.dy[0]);
-    if (!dy) return false;
+    if (Error e = check(ctx, dy)) return e;
     Value *a = ctx.op.operand(0), *b = ctx.op.operand(1);
-    if (ctx.needed[0] && !check(ctx, ctx.dx[0] = reduceTo(ctx.b, dy, a))) return false;
+    if (ctx.needed[0])
+      if (Error e = check(ctx, ctx.dx[0] = reduceTo(ctx.b, dy, a))) return e;
     if (ctx.needed[1]) {
       Value *g = reduceTo(ctx.b, dy, b);
       if (g && signB != 1) g = ctx.b.create1("scale", {g}, attrs({{"factor", signB}}));
-      if (!check(ctx, ctx.dx[1] = g)) return false;
+      if (Error e = check(ctx, ctx.dx[1] = g)) return e;
     }
-    return true;
+    return Error::success();
   };
 }
 
 // d(a * b) = (dy * b, dy * a), each reduced to its operand's type.
-bool mulGrad(GradCtx &ctx) {
+Error mulGrad(GradCtx &ctx) {
   Value *dy = ctx.dy[0];
-  if (!dy) return true;
+  if (!dy) return Error::success();
   Value *a = ctx.op.operand(0), *b = ctx.op.operand(1);
   for (int i = 0; i < 2; ++i) {
     if (!ctx.needed[i]) continue;
     Value *prod = ctx.b.create1("mul", {dy, i == 0 ? b : a});
-    if (!check(ctx, prod) || !check(ctx, ctx.dx[i] = reduceTo(ctx.b, prod, i == 0 ? a : b)))
-      return false;
+    if (Error e = check(ctx, prod)) return e;
+    if (Error e = check(ctx, ctx.dx[i] = reduceTo(ctx.b, prod, i == 0 ? a : b))) return e;
   }
-  return true;
+  return Error::success();
 }
 
 // d(a / b) = (dy / b, -(dy / b) * y) with y = a / b, each reduced to its
 // operand's type.
-bool divGrad(GradCtx &ctx) {
+Error divGrad(GradCtx &ctx) {
   Value *dy = ctx.dy[0];
-  if (!dy) return true;
+  if (!dy) return Error::success();
   Value *a = ctx.op.operand(0), *b = ctx.op.operand(1);
   Value *q = ctx.b.create1("div", {dy, b});
-  if (!check(ctx, q)) return false;
-  if (ctx.needed[0] && !check(ctx, ctx.dx[0] = reduceTo(ctx.b, q, a))) return false;
+  if (Error e = check(ctx, q)) return e;
+  if (ctx.needed[0])
+    if (Error e = check(ctx, ctx.dx[0] = reduceTo(ctx.b, q, a))) return e;
   if (ctx.needed[1]) {
     Value *g = ctx.b.create1("mul", {q, ctx.op.result(0)});
     if (g) g = ctx.b.create1("scale", {g}, attrs({{"factor", -1.0}}));
     if (g) g = reduceTo(ctx.b, g, b);
-    if (!check(ctx, ctx.dx[1] = g)) return false;
+    if (Error e = check(ctx, ctx.dx[1] = g)) return e;
   }
-  return true;
+  return Error::success();
 }
 
 // fill's result does not depend on its operand's values: no gradient.
-bool noGrad(GradCtx &) { return true; }
+Error noGrad(GradCtx &) { return Error::success(); }
 
 // d scale(x, f) = scale(dy, f).
-bool scaleGrad(GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+Error scaleGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
   ctx.dx[0] = ctx.b.create1("scale", {ctx.dy[0]}, ctx.op.attrs());
   return check(ctx, ctx.dx[0]);
 }
@@ -173,7 +175,7 @@ bool scaleGrad(GradCtx &ctx) {
 // broadcast_like's sums dy down to x. The donor `like` gets none.
 GradFn adjointGrad(std::string adjoint) {
   return [adjoint = std::move(adjoint)](GradCtx &ctx) {
-    if (!ctx.dy[0] || !ctx.needed[0]) return true;
+    if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
     ctx.dx[0] = ctx.b.create1(adjoint, {ctx.dy[0], ctx.op.operand(0)});
     return check(ctx, ctx.dx[0]);
   };

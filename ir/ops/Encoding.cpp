@@ -7,7 +7,7 @@ namespace dtnn::ir {
 namespace {
 
 // Operand: label i32[N]; result dtype[N, classes].
-bool inferOneHot(InferCtx &ctx) {
+Error inferOneHot(InferCtx &ctx) {
   const TensorType &label = ctx.operands[0];
   if (label.rank() != 1 || label.dtype != DType::I32)
     return ctx.fail("one_hot expects i32 labels [N], got " + label.str(), {0});
@@ -17,7 +17,7 @@ bool inferOneHot(InferCtx &ctx) {
   if (!t || !isFloatType(*t))
     return ctx.fail("one_hot dtype must be f32 or f64, got '" + ctx.attrs.getString("dtype") + "'");
   ctx.results = {TensorType(*t, {label.dims[0], classes})};
-  return true;
+  return Error::success();
 }
 
 } // namespace

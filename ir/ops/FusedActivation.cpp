@@ -20,13 +20,13 @@ bool isFusableActivation(const std::string &name) {
 
 AttrSpec fusedActivationAttr() { return {"act", AttrKind::String, AttrValue(std::string("none"))}; }
 
-bool checkFusedActivation(InferCtx &ctx, const std::string &op, DType result) {
+Error checkFusedActivation(InferCtx &ctx, const std::string &op, DType result) {
   const AttrValue *v = ctx.attrs.find("act");
-  if (!v) return true;
+  if (!v) return Error::success();
   const std::string &act = ctx.attrs.getString("act");
-  if (act == "none") return true;
+  if (act == "none") return Error::success();
   if (isFusableActivation(act)) {
-    if (isFloatType(result)) return true;
+    if (isFloatType(result)) return Error::success();
     return ctx.fail(op + " act=\"" + act + "\" needs a floating-point result, got " +
                     std::string(dtypeName(result)));
   }
@@ -80,9 +80,7 @@ AttrMap withoutFusedActivation(AttrMap attrs) {
 Value *preActivationGradient(GradCtx &ctx, Value *dy) {
   std::string act = fusedActivationOf(ctx.op);
   if (act.empty()) return dy;
-  Value *d = ctx.b.create1(act + "_backward", {dy, ctx.op.result(0)});
-  if (!d) ctx.fail(ctx.b.error());
-  return d;
+  return ctx.b.create1(act + "_backward", {dy, ctx.op.result(0)});
 }
 
 } // namespace dtnn::ir

@@ -22,8 +22,8 @@ bool isFusableActivation(const std::string &name);
 AttrSpec fusedActivationAttr();
 
 // The shape rules' check of `act` on an op (named `op` in messages) whose
-// result has element type `result`; false after ctx.fail.
-bool checkFusedActivation(InferCtx &ctx, const std::string &op, DType result);
+// result has element type `result`.
+Error checkFusedActivation(InferCtx &ctx, const std::string &op, DType result);
 
 // The op's fused activation: "" when it has none (no `act`, or "none").
 std::string fusedActivationOf(const Op &op);
@@ -59,7 +59,8 @@ AttrMap withoutFusedActivation(AttrMap attrs);
 
 // The gradient with respect to the op's pre-activation result: dy itself
 // when the op has no activation, else `<act>_backward(dy, y)` with y the
-// op's result; null after ctx.fail.
+// op's result; null when ctx.b fails to create the op (its takeError() says
+// why).
 Value *preActivationGradient(GradCtx &ctx, Value *dy);
 
 } // namespace dtnn::ir

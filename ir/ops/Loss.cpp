@@ -22,7 +22,7 @@ bool compatibleDims(const std::vector<int64_t> &a, const std::vector<int64_t> &b
 // Checks a classifier's operands: 2-d floating-point scores [N,C] with C > 0
 // at index `at` and i32 labels [N] at index at+1. `what` names the scores in
 // messages.
-bool checkClassifier(InferCtx &ctx, const std::string &op, const std::string &what, int at) {
+Error checkClassifier(InferCtx &ctx, const std::string &op, const std::string &what, int at) {
   const TensorType &x = ctx.operands[at];
   const TensorType &label = ctx.operands[at + 1];
   if (x.rank() != 2) return ctx.fail(op + " expects 2-d " + what + " [N,C], got " + x.str(), {at});
@@ -36,12 +36,12 @@ bool checkClassifier(InferCtx &ctx, const std::string &op, const std::string &wh
     return ctx.fail(op + " labels " + label.str() + " do not match the batch of " + what + " " +
                         x.str(),
                     {at, at + 1});
-  return true;
+  return Error::success();
 }
 
 // Checks a loss's operands: a floating-point prediction at index `at` and a
 // target of the same type at index at+1.
-bool checkPrediction(InferCtx &ctx, const std::string &op, int at) {
+Error checkPrediction(InferCtx &ctx, const std::string &op, int at) {
   const TensorType &p = ctx.operands[at];
   const TensorType &t = ctx.operands[at + 1];
   if (!isFloatType(p.dtype))
@@ -49,61 +49,63 @@ bool checkPrediction(InferCtx &ctx, const std::string &op, int at) {
   if (t.dtype != p.dtype || !compatibleDims(p.dims, t.dims))
     return ctx.fail(op + " target " + t.str() + " does not match prediction " + p.str(),
                     {at, at + 1});
-  return true;
+  return Error::success();
 }
 
 // Checks that operand 0 of a backward op is the scalar gradient of a loss
 // whose prediction is operand 1.
-bool checkLossGradient(InferCtx &ctx, const std::string &op) {
+Error checkLossGradient(InferCtx &ctx, const std::string &op) {
   const TensorType &dy = ctx.operands[0];
   const TensorType &x = ctx.operands[1];
   if (dy.rank() != 0 || dy.dtype != x.dtype)
     return ctx.fail(op + " expects a scalar gradient " + TensorType(x.dtype, {}).str() + ", got " +
                         dy.str(),
                     {0});
-  return true;
+  return Error::success();
 }
 
 // Shape rule of a classifier loss: (scores, labels) -> scalar.
 ShapeFn classifierLoss(std::string op, std::string what) {
   return [op = std::move(op), what = std::move(what)](InferCtx &ctx) {
-    if (!checkClassifier(ctx, op, what, 0)) return false;
+    if (Error e = checkClassifier(ctx, op, what, 0)) return e;
     ctx.results = {TensorType(ctx.operands[0].dtype, {})};
-    return true;
+    return Error::success();
   };
 }
 
 // Shape rule of a classifier loss's backward op: (dy, scores, labels) -> scores.
 ShapeFn classifierLossBackward(std::string op, std::string what) {
   return [op = std::move(op), what = std::move(what)](InferCtx &ctx) {
-    if (!checkClassifier(ctx, op, what, 1) || !checkLossGradient(ctx, op)) return false;
+    if (Error e = checkClassifier(ctx, op, what, 1)) return e;
+    if (Error e = checkLossGradient(ctx, op)) return e;
     ctx.results = {ctx.operands[1]};
-    return true;
+    return Error::success();
   };
 }
 
 // Shape rule of an elementwise loss: (prediction, target) -> scalar.
 ShapeFn elementLoss(std::string op) {
   return [op = std::move(op)](InferCtx &ctx) {
-    if (!checkPrediction(ctx, op, 0)) return false;
+    if (Error e = checkPrediction(ctx, op, 0)) return e;
     ctx.results = {TensorType(ctx.operands[0].dtype, {})};
-    return true;
+    return Error::success();
   };
 }
 
 // Shape rule of an elementwise loss's backward op: (dy, prediction, target) -> prediction.
 ShapeFn elementLossBackward(std::string op) {
   return [op = std::move(op)](InferCtx &ctx) {
-    if (!checkPrediction(ctx, op, 1) || !checkLossGradient(ctx, op)) return false;
+    if (Error e = checkPrediction(ctx, op, 1)) return e;
+    if (Error e = checkLossGradient(ctx, op)) return e;
     ctx.results = {ctx.operands[1]};
-    return true;
+    return Error::success();
   };
 }
 
 // accuracy %logits, %label {k}: the fraction of samples whose label is among
 // the k highest scores.
-bool inferAccuracy(InferCtx &ctx) {
-  if (!checkClassifier(ctx, "accuracy", "logits", 0)) return false;
+Error inferAccuracy(InferCtx &ctx) {
+  if (Error e = checkClassifier(ctx, "accuracy", "logits", 0)) return e;
   int64_t k = ctx.attrs.getInt("k");
   int64_t c = ctx.operands[0].dims[1];
   if (k < 1) return ctx.fail("accuracy k must be at least 1, got " + std::to_string(k));
@@ -112,7 +114,7 @@ bool inferAccuracy(InferCtx &ctx) {
                         " classes of " + ctx.operands[0].str(),
                     {0});
   ctx.results = {TensorType(ctx.operands[0].dtype, {})};
-  return true;
+  return Error::success();
 }
 
 // The gradient rule of a loss whose backward op is `backward %dy, %x, %t`.
@@ -121,20 +123,20 @@ bool inferAccuracy(InferCtx &ctx) {
 // (integers) get no gradient; any other target cannot be differentiated.
 GradFn lossGrad(std::string backward, double targetFactor) {
   return [backward = std::move(backward), targetFactor](GradCtx &ctx) {
-    if (!ctx.dy[0]) return true;
+    if (!ctx.dy[0]) return Error::success();
     const Value *target = ctx.op.operand(1);
     bool targetNeeded = ctx.needed[1] && isFloatType(target->type().dtype);
     if (targetNeeded && targetFactor == 0)
       return ctx.fail(ctx.op.name() + " has no gradient with respect to its target");
-    if (!ctx.needed[0] && !targetNeeded) return true;
+    if (!ctx.needed[0] && !targetNeeded) return Error::success();
     Value *dx = ctx.b.create1(backward, {ctx.dy[0], ctx.op.operand(0), ctx.op.operand(1)});
-    if (!dx) return false;
+    if (!dx) return ctx.b.takeError();
     if (ctx.needed[0]) ctx.dx[0] = dx;
     if (targetNeeded) {
       ctx.dx[1] = ctx.b.create1("scale", {dx}, attrs({{"factor", targetFactor}}));
-      if (!ctx.dx[1]) return false;
+      if (!ctx.dx[1]) return ctx.b.takeError();
     }
-    return true;
+    return Error::success();
   };
 }
 

@@ -35,8 +35,8 @@ bool oneValuePerChannel(const TensorType &x) {
 // Checks that operands [first, end) of `op` are [C] vectors of x's element
 // type, where x is operand `xIndex` (already checked by checkBatchNormInput,
 // so C is static); `names` holds every operand's name.
-bool checkPerChannel(InferCtx &ctx, const std::string &op, const char *const *names, int xIndex,
-                     int first, int end) {
+Error checkPerChannel(InferCtx &ctx, const std::string &op, const char *const *names, int xIndex,
+                      int first, int end) {
   const TensorType &x = ctx.operands[xIndex];
   int64_t c = x.dims[1];
   for (int i = first; i < end; ++i) {
@@ -46,28 +46,28 @@ bool checkPerChannel(InferCtx &ctx, const std::string &op, const char *const *na
                           " to match input " + x.str() + ", got " + p.str(),
                       {xIndex, i});
   }
-  return true;
+  return Error::success();
 }
 
 // Checks the eps and momentum attributes of batchnorm and batchnorm_train
 // (`op`, which the messages name).
-bool checkBatchNormAttrs(InferCtx &ctx, const std::string &op) {
+Error checkBatchNormAttrs(InferCtx &ctx, const std::string &op) {
   double eps = ctx.attrs.getFloat("eps");
   double momentum = ctx.attrs.getFloat("momentum");
   if (!(eps > 0)) return ctx.fail(op + " eps must be positive");
   if (!(momentum >= 0 && momentum <= 1)) return ctx.fail(op + " momentum must be in [0, 1]");
-  return true;
+  return Error::success();
 }
 
 // Operands: x [N,C] or [N,C,H,W], then gamma, beta, mean and var, each [C].
-bool inferBatchNorm(InferCtx &ctx) {
+Error inferBatchNorm(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (auto msg = checkBatchNormInput("batchnorm", x)) return ctx.fail(*msg, {0});
-  if (!checkPerChannel(ctx, "batchnorm", kBatchNormOperands, 0, 1, 5)) return false;
-  if (!checkBatchNormAttrs(ctx, "batchnorm")) return false;
-  if (!checkFusedActivation(ctx, "batchnorm", x.dtype)) return false;
+  if (Error e = checkPerChannel(ctx, "batchnorm", kBatchNormOperands, 0, 1, 5)) return e;
+  if (Error e = checkBatchNormAttrs(ctx, "batchnorm")) return e;
+  if (Error e = checkFusedActivation(ctx, "batchnorm", x.dtype)) return e;
   ctx.results = {x};
-  return true;
+  return Error::success();
 }
 
 // The names of batchnorm_fold's operands, by operand index.
@@ -77,7 +77,7 @@ const char *const kFoldOperands[] = {"weight", "gamma", "beta", "mean", "var", "
 // then gamma, beta, mean and var of the batch norm after it, and optionally
 // the layer's bias, each [K]; results: the folded weight (the weight's type)
 // and bias ([K]).
-bool inferBatchNormFold(InferCtx &ctx) {
+Error inferBatchNormFold(InferCtx &ctx) {
   const std::string op = "batchnorm_fold";
   const TensorType &w = ctx.operands[0];
   if (w.rank() < 2 || !isFloatType(w.dtype) || w.dims[0] == kDynamic)
@@ -93,7 +93,7 @@ bool inferBatchNormFold(InferCtx &ctx) {
   }
   if (!(ctx.attrs.getFloat("eps") > 0)) return ctx.fail(op + " eps must be positive");
   ctx.results = {w, TensorType(w.dtype, {k})};
-  return true;
+  return Error::success();
 }
 
 // The names of batchnorm_train's operands, by operand index.
@@ -102,43 +102,43 @@ const char *const kBatchNormTrainOperands[] = {"x", "gamma", "beta", "running_me
 // Operands as batchnorm; results y (x's type), then the batch mean and the
 // inverse standard deviation 1/sqrt(var + eps), each [C]. As in PyTorch, a
 // batch with one value per channel is rejected where the shape shows it.
-bool inferBatchNormTrain(InferCtx &ctx) {
+Error inferBatchNormTrain(InferCtx &ctx) {
   const std::string op = "batchnorm_train";
   const TensorType &x = ctx.operands[0];
   if (auto msg = checkBatchNormInput(op, x)) return ctx.fail(*msg, {0});
   if (oneValuePerChannel(x))
     return ctx.fail(op + " needs more than one value per channel, got " + x.str(), {0});
-  if (!checkPerChannel(ctx, op, kBatchNormTrainOperands, 0, 1, 5)) return false;
-  if (!checkBatchNormAttrs(ctx, op)) return false;
-  if (!checkFusedActivation(ctx, op, x.dtype)) return false;
+  if (Error e = checkPerChannel(ctx, op, kBatchNormTrainOperands, 0, 1, 5)) return e;
+  if (Error e = checkBatchNormAttrs(ctx, op)) return e;
+  if (Error e = checkFusedActivation(ctx, op, x.dtype)) return e;
   TensorType perChannel(x.dtype, {x.dims[1]});
   ctx.results = {x, perChannel, perChannel};
-  return true;
+  return Error::success();
 }
 
 // Shared by the two backward ops: operands dy, x (both x's type), then three
 // [C] vectors; results dx (x's type), dgamma and dbeta ([C]).
-bool inferBatchNormGrad(InferCtx &ctx, const std::string &op, const char *const *names) {
+Error inferBatchNormGrad(InferCtx &ctx, const std::string &op, const char *const *names) {
   const TensorType &dy = ctx.operands[0];
   const TensorType &x = ctx.operands[1];
   if (auto msg = checkBatchNormInput(op, x)) return ctx.fail(*msg, {1});
   if (!typesAgree(dy, x))
     return ctx.fail(op + " dy " + dy.str() + " does not match input " + x.str(), {0, 1});
-  if (!checkPerChannel(ctx, op, names, 1, 2, 5)) return false;
+  if (Error e = checkPerChannel(ctx, op, names, 1, 2, 5)) return e;
   TensorType perChannel(x.dtype, {x.dims[1]});
   ctx.results = {x, perChannel, perChannel};
-  return true;
+  return Error::success();
 }
 
 // The names of the backward ops' operands, by operand index.
 const char *const kBatchNormBackwardOperands[] = {"dy", "x", "gamma", "mean", "invstd"};
 const char *const kBatchNormBackwardFrozenOperands[] = {"dy", "x", "gamma", "mean", "var"};
 
-bool inferBatchNormBackward(InferCtx &ctx) {
+Error inferBatchNormBackward(InferCtx &ctx) {
   return inferBatchNormGrad(ctx, "batchnorm_backward", kBatchNormBackwardOperands);
 }
 
-bool inferBatchNormBackwardFrozen(InferCtx &ctx) {
+Error inferBatchNormBackwardFrozen(InferCtx &ctx) {
   const std::string op = "batchnorm_backward_frozen";
   if (!(ctx.attrs.getFloat("eps") > 0)) return ctx.fail(op + " eps must be positive");
   return inferBatchNormGrad(ctx, op, kBatchNormBackwardFrozenOperands);
@@ -146,30 +146,31 @@ bool inferBatchNormBackwardFrozen(InferCtx &ctx) {
 
 // Fails when a gradient is asked for batchnorm's statistics operands (3, 4),
 // which are buffers: the backward ops compute dx, dgamma and dbeta only.
-bool checkStatisticsNotNeeded(GradCtx &ctx) {
+Error checkStatisticsNotNeeded(GradCtx &ctx) {
   if (ctx.needed[3] || ctx.needed[4])
     return ctx.fail("no gradient flows into batchnorm's mean and variance operands; make them "
                     "buffers (not trainable)");
-  return true;
+  return Error::success();
 }
 
-// Stores the results dx, dgamma, dbeta of a backward op where needed.
-bool takeBatchNormGrads(GradCtx &ctx, const std::vector<Value *> &r) {
-  if (r.empty()) return false;
+// Stores the results dx, dgamma, dbeta of a backward op where needed; an
+// empty `r` is the builder's failure.
+Error takeBatchNormGrads(GradCtx &ctx, const std::vector<Value *> &r) {
+  if (r.empty()) return ctx.b.takeError();
   for (int i = 0; i < 3; ++i)
     if (ctx.needed[i]) ctx.dx[i] = r[i];
-  return true;
+  return Error::success();
 }
 
 // Inference form: the statistics are constants, so dx = dy * gamma /
 // sqrt(var + eps), dgamma = sum(dy * xhat), dbeta = sum(dy) per channel (dy
 // taken back through a fused activation first).
-bool gradBatchNorm(GradCtx &ctx) {
-  if (!ctx.dy[0]) return true;
-  if (!checkStatisticsNotNeeded(ctx)) return false;
+Error gradBatchNorm(GradCtx &ctx) {
+  if (!ctx.dy[0]) return Error::success();
+  if (Error e = checkStatisticsNotNeeded(ctx)) return e;
   const Op &op = ctx.op;
   Value *dy = preActivationGradient(ctx, ctx.dy[0]);
-  if (!dy) return false;
+  if (!dy) return ctx.b.takeError();
   auto r = ctx.b.create("batchnorm_backward_frozen",
                         {dy, op.operand(0), op.operand(1), op.operand(3), op.operand(4)},
                         attrs({{"eps", op.attrs().getFloat("eps")}}));
@@ -182,17 +183,17 @@ bool gradBatchNorm(GradCtx &ctx) {
 AttrSpec syncAttr() { return {"sync", AttrKind::Bool, AttrValue(false)}; }
 
 // Training form: the gradient also flows through the batch statistics.
-bool gradBatchNormTrain(GradCtx &ctx) {
+Error gradBatchNormTrain(GradCtx &ctx) {
   if (ctx.dy[1] || ctx.dy[2])
     return ctx.fail("batchnorm_train: gradients of the batch mean and invstd results are not "
                     "supported");
-  if (!ctx.dy[0]) return true;
-  if (!checkStatisticsNotNeeded(ctx)) return false;
+  if (!ctx.dy[0]) return Error::success();
+  if (Error e = checkStatisticsNotNeeded(ctx)) return e;
   const Op &op = ctx.op;
   AttrMap attrs;
   if (op.attrs().getBool("sync")) attrs.set("sync", true);
   Value *dy = preActivationGradient(ctx, ctx.dy[0]);
-  if (!dy) return false;
+  if (!dy) return ctx.b.takeError();
   auto r = ctx.b.create("batchnorm_backward",
                         {dy, op.operand(0), op.operand(1), op.result(1), op.result(2)},
                         attrs);
@@ -200,7 +201,7 @@ bool gradBatchNormTrain(GradCtx &ctx) {
 }
 
 // batchnorm(eps=1e-5, momentum=0.1)
-bool buildBatchNorm(LayerCtx &ctx) {
+Error buildBatchNorm(LayerCtx &ctx) {
   const TensorType &x = ctx.inputs[0];
   if (auto msg = checkBatchNormInput("batchnorm", x)) return ctx.fail(*msg);
   int64_t c = x.dims[1];
@@ -216,24 +217,24 @@ bool buildBatchNorm(LayerCtx &ctx) {
   ctx.params.push_back({"beta", perChannel, "zeros", true});
   ctx.params.push_back({"running_mean", perChannel, "zeros", false});
   ctx.params.push_back({"running_var", perChannel, "ones", false});
-  return true;
+  return Error::success();
 }
 
 // Operand: x of any shape; the result has its type.
-bool inferDropout(InferCtx &ctx) {
+Error inferDropout(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (!isFloatType(x.dtype))
     return ctx.fail("dropout expects a floating-point input, got " + x.str(), {0});
   double rate = ctx.attrs.getFloat("rate");
   if (!(rate >= 0 && rate < 1)) return ctx.fail("dropout rate must be in [0, 1)");
   ctx.results = {x};
-  return true;
+  return Error::success();
 }
 
 // At inference dropout passes its input through, so dx = dy.
-bool gradDropout(GradCtx &ctx) {
+Error gradDropout(GradCtx &ctx) {
   ctx.dx[0] = ctx.dy[0];
-  return true;
+  return Error::success();
 }
 
 } // namespace

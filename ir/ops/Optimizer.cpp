@@ -19,54 +19,59 @@ namespace {
 
 // What one update op checks beyond its operand types. `opt` is the update
 // op's name, which messages print (sgd_update, adam_update, ...).
-using HyperCheck = std::function<bool(InferCtx &ctx, const std::string &opt)>;
+using HyperCheck = std::function<Error(InferCtx &ctx, const std::string &opt)>;
 
 // Fails unless attribute `name` is finite and at least 0.
-bool checkNonNegative(InferCtx &ctx, const std::string &opt, const std::string &name) {
+Error checkNonNegative(InferCtx &ctx, const std::string &opt, const std::string &name) {
   double v = ctx.attrs.getFloat(name);
-  if (std::isfinite(v) && v >= 0) return true;
+  if (std::isfinite(v) && v >= 0) return Error::success();
   return ctx.fail(opt + " " + name + " must be finite and at least 0, got " + formatDouble(v));
 }
 
 // Fails unless attribute `name` is finite and positive.
-bool checkPositive(InferCtx &ctx, const std::string &opt, const std::string &name) {
+Error checkPositive(InferCtx &ctx, const std::string &opt, const std::string &name) {
   double v = ctx.attrs.getFloat(name);
-  if (std::isfinite(v) && v > 0) return true;
+  if (std::isfinite(v) && v > 0) return Error::success();
   return ctx.fail(opt + " " + name + " must be finite and positive, got " + formatDouble(v));
 }
 
 // Fails unless attribute `name` lies in [0, 1), or [0, 1] with `closed`.
-bool checkUnit(InferCtx &ctx, const std::string &opt, const std::string &name, bool closed) {
+Error checkUnit(InferCtx &ctx, const std::string &opt, const std::string &name, bool closed) {
   double v = ctx.attrs.getFloat(name);
-  if (v >= 0 && (closed ? v <= 1 : v < 1)) return true;
+  if (v >= 0 && (closed ? v <= 1 : v < 1)) return Error::success();
   return ctx.fail(opt + " " + name + " must be in [0, 1" + (closed ? "]" : ")") + ", got " +
                   formatDouble(v));
 }
 
 // The checks shared by the Adam family: betas, eps and weight decay.
-bool checkAdamFamily(InferCtx &ctx, const std::string &opt) {
-  return checkUnit(ctx, opt, "beta1", false) && checkUnit(ctx, opt, "beta2", false) &&
-         checkPositive(ctx, opt, "eps") && checkNonNegative(ctx, opt, "weight_decay");
+Error checkAdamFamily(InferCtx &ctx, const std::string &opt) {
+  if (Error e = checkUnit(ctx, opt, "beta1", false)) return e;
+  if (Error e = checkUnit(ctx, opt, "beta2", false)) return e;
+  if (Error e = checkPositive(ctx, opt, "eps")) return e;
+  return checkNonNegative(ctx, opt, "weight_decay");
 }
 
-bool checkSgd(InferCtx &ctx, const std::string &opt) {
-  if (!checkNonNegative(ctx, opt, "momentum") || !checkNonNegative(ctx, opt, "weight_decay"))
-    return false;
+Error checkSgd(InferCtx &ctx, const std::string &opt) {
+  if (Error e = checkNonNegative(ctx, opt, "momentum")) return e;
+  if (Error e = checkNonNegative(ctx, opt, "weight_decay")) return e;
   double dampening = ctx.attrs.getFloat("dampening");
   if (!std::isfinite(dampening))
     return ctx.fail(opt + " dampening must be a finite number, got " + formatDouble(dampening));
   if (ctx.attrs.getBool("nesterov") && (ctx.attrs.getFloat("momentum") == 0 || dampening != 0))
     return ctx.fail(opt + " nesterov needs a momentum above 0 and dampening 0");
-  return true;
+  return Error::success();
 }
 
-bool checkRmsprop(InferCtx &ctx, const std::string &opt) {
-  return checkUnit(ctx, opt, "alpha", true) && checkPositive(ctx, opt, "eps") &&
-         checkNonNegative(ctx, opt, "weight_decay") && checkNonNegative(ctx, opt, "momentum");
+Error checkRmsprop(InferCtx &ctx, const std::string &opt) {
+  if (Error e = checkUnit(ctx, opt, "alpha", true)) return e;
+  if (Error e = checkPositive(ctx, opt, "eps")) return e;
+  if (Error e = checkNonNegative(ctx, opt, "weight_decay")) return e;
+  return checkNonNegative(ctx, opt, "momentum");
 }
 
-bool checkNadam(InferCtx &ctx, const std::string &opt) {
-  return checkAdamFamily(ctx, opt) && checkNonNegative(ctx, opt, "momentum_decay");
+Error checkNadam(InferCtx &ctx, const std::string &opt) {
+  if (Error e = checkAdamFamily(ctx, opt)) return e;
+  return checkNonNegative(ctx, opt, "momentum_decay");
 }
 
 // The operand list of an update op given which optional parts it has.
@@ -77,7 +82,7 @@ struct UpdateLayout {
 };
 
 // Checks the types of an update op's operands against `layout`.
-bool checkUpdateOperands(InferCtx &ctx, const std::string &op, const UpdateLayout &layout) {
+Error checkUpdateOperands(InferCtx &ctx, const std::string &op, const UpdateLayout &layout) {
   const auto &ops = ctx.operands;
   size_t expected = 3 + (layout.step ? 1 : 0) + layout.states.size();
   if (ops.size() != expected) {
@@ -110,7 +115,7 @@ bool checkUpdateOperands(InferCtx &ctx, const std::string &op, const UpdateLayou
                       {0, at});
     ++at;
   }
-  return true;
+  return Error::success();
 }
 
 using LayoutFn = std::function<UpdateLayout(const AttrMap &)>;
@@ -120,9 +125,10 @@ using LayoutFn = std::function<UpdateLayout(const AttrMap &)>;
 ShapeFn updateShape(std::string opt, LayoutFn layout, HyperCheck check) {
   return
       [op = opt + "_update", layout = std::move(layout), check = std::move(check)](InferCtx &ctx) {
-        if (!check(ctx, op) || !checkUpdateOperands(ctx, op, layout(ctx.attrs))) return false;
+        if (Error e = check(ctx, op)) return e;
+        if (Error e = checkUpdateOperands(ctx, op, layout(ctx.attrs))) return e;
         ctx.results = {};
-        return true;
+        return Error::success();
       };
 }
 

@@ -10,7 +10,7 @@ namespace {
 
 // Shared by maxpool and avgpool. Operand: x [N,C,H,W]. An empty `stride`
 // means a stride equal to the kernel.
-bool inferWindowPool(InferCtx &ctx, const std::string &op) {
+Error inferWindowPool(InferCtx &ctx, const std::string &op) {
   const TensorType &x = ctx.operands[0];
   if (x.rank() != 4) return ctx.fail(op + " expects a 4-d input [N,C,H,W], got " + x.str(), {0});
   auto kernel = expandInts(ctx.attrs.getInts("kernel"), 2);
@@ -35,17 +35,17 @@ bool inferWindowPool(InferCtx &ctx, const std::string &op) {
                         " does not fit the padded input " + x.str(),
                     {0});
   ctx.results = {TensorType(x.dtype, {x.dims[0], x.dims[1], oh, ow})};
-  return true;
+  return Error::success();
 }
 
-bool inferMaxPool(InferCtx &ctx) {
+Error inferMaxPool(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (!isFloatType(x.dtype))
     return ctx.fail("maxpool expects a floating-point input, got " + x.str(), {0});
   return inferWindowPool(ctx, "maxpool");
 }
 
-bool inferAvgPool(InferCtx &ctx) {
+Error inferAvgPool(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (!isFloatType(x.dtype))
     return ctx.fail("avgpool expects a floating-point input, got " + x.str(), {0});
@@ -53,7 +53,7 @@ bool inferAvgPool(InferCtx &ctx) {
 }
 
 // Operand: x [N,C,H,W] with H*W > 0; the result is [N,C,1,1].
-bool inferGlobalAvgPool(InferCtx &ctx) {
+Error inferGlobalAvgPool(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (x.rank() != 4)
     return ctx.fail("global_avgpool expects a 4-d input [N,C,H,W], got " + x.str(), {0});
@@ -62,41 +62,41 @@ bool inferGlobalAvgPool(InferCtx &ctx) {
   if (x.dims[2] == 0 || x.dims[3] == 0)
     return ctx.fail("global_avgpool cannot average an empty plane (H*W = 0), got " + x.str(), {0});
   ctx.results = {TensorType(x.dtype, {x.dims[0], x.dims[1], 1, 1})};
-  return true;
+  return Error::success();
 }
 
 // Shared by the pooling gradients: operands dy and x (the shape donor). Runs
 // the forward shape rule `forward` on x, checks that dy has the type of its
 // result, and gives the result x's type.
-bool inferPoolGradient(InferCtx &ctx, const std::string &op, const ShapeFn &forward) {
+Error inferPoolGradient(InferCtx &ctx, const std::string &op, const ShapeFn &forward) {
   const TensorType &dy = ctx.operands[0], &x = ctx.operands[1];
   if (!isFloatType(x.dtype))
     return ctx.fail(op + " expects a floating-point input, got " + x.str(), {1});
   std::vector<TensorType> in = {x};
-  InferCtx sub{in, ctx.attrs, {}, {}, {}};
-  if (!forward(sub)) {
+  InferCtx sub{in, ctx.attrs, {}, {}};
+  if (Error e = forward(sub)) {
     std::vector<int> blame;
     if (!sub.blame.empty()) blame.push_back(1);
-    return ctx.fail(op + ": " + sub.error, blame);
+    return ctx.fail(op + ": " + e.message(), blame);
   }
   const TensorType &y = sub.results[0];
   if (!typesAgree(dy, y))
     return ctx.fail(op + " gradient " + dy.str() + " does not match the pooled result " + y.str(),
                     {0});
   ctx.results = {x};
-  return true;
+  return Error::success();
 }
 
 // Operands of the pooling gradients: dy, then x (the shape donor).
-bool inferMaxPoolBackward(InferCtx &ctx) {
+Error inferMaxPoolBackward(InferCtx &ctx) {
   return inferPoolGradient(ctx, "maxpool_backward", inferMaxPool);
 }
 
-bool inferAvgPoolBackward(InferCtx &ctx) {
+Error inferAvgPoolBackward(InferCtx &ctx) {
   return inferPoolGradient(ctx, "avgpool_backward", inferAvgPool);
 }
 
-bool inferGlobalAvgPoolBackward(InferCtx &ctx) {
+Error inferGlobalAvgPoolBackward(InferCtx &ctx) {
   return inferPoolGradient(ctx, "global_avgpool_backward", inferGlobalAvgPool);
 }
 
@@ -104,15 +104,16 @@ bool inferGlobalAvgPoolBackward(InferCtx &ctx) {
 GradFn poolGrad(std::string backwardOp) {
   return [backwardOp](GradCtx &ctx) {
     Value *dy = ctx.dy[0];
-    if (!dy || !ctx.needed[0]) return true;
+    if (!dy || !ctx.needed[0]) return Error::success();
     ctx.dx[0] = ctx.b.create1(backwardOp, {dy, ctx.op.operand(0)}, ctx.op.attrs());
-    return ctx.dx[0] != nullptr;
+    if (!ctx.dx[0]) return ctx.b.takeError();
+    return Error::success();
   };
 }
 
 // pool(kernel, stride=0, pad=0, ceil=false): ints expand to both axes (pad as
 // in conv2d) and a zero stride entry means the kernel size along that axis.
-bool buildWindowPool(LayerCtx &ctx, const std::string &op) {
+Error buildWindowPool(LayerCtx &ctx, const std::string &op) {
   const TensorType &x = ctx.inputs[0];
   if (x.rank() != 4) return ctx.fail(op + " expects a 4-d input [N,C,H,W], got " + x.str());
   auto kernel = expandInts(ctx.args.getInts("kernel"), 2);
@@ -131,15 +132,15 @@ bool buildWindowPool(LayerCtx &ctx, const std::string &op) {
   ctx.attrs.set("stride", *stride);
   ctx.attrs.set("pad", *pad);
   ctx.attrs.set("ceil", ctx.args.getBool("ceil"));
-  return true;
+  return Error::success();
 }
 
-bool buildMaxPool(LayerCtx &ctx) { return buildWindowPool(ctx, "maxpool"); }
+Error buildMaxPool(LayerCtx &ctx) { return buildWindowPool(ctx, "maxpool"); }
 
-bool buildAvgPool(LayerCtx &ctx) {
-  if (!buildWindowPool(ctx, "avgpool")) return false;
+Error buildAvgPool(LayerCtx &ctx) {
+  if (Error e = buildWindowPool(ctx, "avgpool")) return e;
   ctx.attrs.set("count_pad", ctx.args.getBool("count_pad"));
-  return true;
+  return Error::success();
 }
 
 // The IR attributes common to maxpool and avgpool.

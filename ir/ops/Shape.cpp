@@ -17,7 +17,7 @@ std::string listStr(const std::vector<int64_t> &v) { return attrValueStr(AttrVal
 
 // Operand: x of rank >= 1. Dimensions before `axis` are kept and the rest are
 // multiplied into one: flatten([?,16,5,5], axis=1) is [?,400].
-bool inferFlatten(InferCtx &ctx) {
+Error inferFlatten(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (x.rank() == 0)
     return ctx.fail("flatten expects a tensor of rank 1 or more, got " + x.str(), {0});
@@ -37,13 +37,13 @@ bool inferFlatten(InferCtx &ctx) {
   }
   dims.push_back(rest);
   ctx.results = {TensorType(x.dtype, std::move(dims))};
-  return true;
+  return Error::success();
 }
 
 // Operand: x. `shape` lists the result dimensions; one entry may be -1, which
 // is inferred from the element count. With one dynamic input dimension the -1
 // becomes `?` when the static parts of both shapes have equal products.
-bool inferReshape(InferCtx &ctx) {
+Error inferReshape(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   std::vector<int64_t> shape = ctx.attrs.getInts("shape");
   int inferAt = -1;
@@ -92,12 +92,12 @@ bool inferReshape(InferCtx &ctx) {
     shape[inferAt] = kDynamic;
   }
   ctx.results = {TensorType(x.dtype, std::move(shape))};
-  return true;
+  return Error::success();
 }
 
 // Operands: one or more tensors of the same dtype and rank whose dimensions
 // agree except along `axis`, where they are summed.
-bool inferConcat(InferCtx &ctx) {
+Error inferConcat(InferCtx &ctx) {
   if (ctx.operands.empty()) return ctx.fail("concat needs at least one input");
   const TensorType &first = ctx.operands[0];
   if (first.rank() == 0)
@@ -131,11 +131,11 @@ bool inferConcat(InferCtx &ctx) {
       return ctx.fail("concat along axis " + std::to_string(*axis) + " overflows", {idx});
   }
   ctx.results = {TensorType(first.dtype, std::move(dims))};
-  return true;
+  return Error::success();
 }
 
 // Operand: x. Result dimension i is input dimension perm[i].
-bool inferTranspose(InferCtx &ctx) {
+Error inferTranspose(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const std::vector<int64_t> &perm = ctx.attrs.getInts("perm");
   if (perm.size() != x.rank())
@@ -153,7 +153,7 @@ bool inferTranspose(InferCtx &ctx) {
     dims.push_back(x.dims[p]);
   }
   ctx.results = {TensorType(x.dtype, std::move(dims))};
-  return true;
+  return Error::success();
 }
 
 // Counts the dynamic dimensions of t and multiplies the static ones into
@@ -173,7 +173,7 @@ bool elementCount(const TensorType &t, size_t &dynamicDims, int64_t &product) {
 // Operands: x and the shape donor like. The result has x's dtype and like's
 // dimensions; the element counts must agree (with one `?` on each side, the
 // static parts must).
-bool inferReshapeLike(InferCtx &ctx) {
+Error inferReshapeLike(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   const TensorType &like = ctx.operands[1];
   size_t xDyn, likeDyn;
@@ -184,12 +184,12 @@ bool inferReshapeLike(InferCtx &ctx) {
   if (xDyn != likeDyn || xDyn > 1 || xCount != likeCount)
     return ctx.fail(what + " changes the element count", {0, 1});
   ctx.results = {TensorType(x.dtype, like.dims)};
-  return true;
+  return Error::success();
 }
 
 // The type of slice(x) {axis, begin, end}: 0 <= begin < end <= dim along a
 // static axis. `op` names the op in messages.
-bool slicedType(InferCtx &ctx, const TensorType &x, const std::string &op, TensorType &out) {
+Error slicedType(InferCtx &ctx, const TensorType &x, const std::string &op, TensorType &out) {
   if (x.rank() == 0) return ctx.fail(op + " expects a tensor of rank 1 or more, got " + x.str());
   int64_t axisAttr = ctx.attrs.getInt("axis");
   auto axis = normalizeAxis(axisAttr, x.rank());
@@ -206,50 +206,50 @@ bool slicedType(InferCtx &ctx, const TensorType &x, const std::string &op, Tenso
                     " of " + x.str());
   out = x;
   out.dims[*axis] = end - begin;
-  return true;
+  return Error::success();
 }
 
 // Operand: x. The result keeps elements [begin, end) along axis.
-bool inferSlice(InferCtx &ctx) {
+Error inferSlice(InferCtx &ctx) {
   TensorType out;
-  if (!slicedType(ctx, ctx.operands[0], "slice", out)) {
+  if (Error e = slicedType(ctx, ctx.operands[0], "slice", out)) {
     ctx.blame = {0};
-    return false;
+    return e;
   }
   ctx.results = {std::move(out)};
-  return true;
+  return Error::success();
 }
 
 // Operands: dy, the gradient of slice(x), and the shape donor x. The result
 // has x's type: zeros with dy placed at [begin, end) along axis.
-bool inferSliceBackward(InferCtx &ctx) {
+Error inferSliceBackward(InferCtx &ctx) {
   const TensorType &dy = ctx.operands[0];
   const TensorType &x = ctx.operands[1];
   TensorType sliced;
-  if (!slicedType(ctx, x, "slice_backward", sliced)) {
+  if (Error e = slicedType(ctx, x, "slice_backward", sliced)) {
     ctx.blame = {1};
-    return false;
+    return e;
   }
   if (dy != sliced)
     return ctx.fail("slice_backward gradient " + dy.str() + " does not match the slice type " +
                         sliced.str(),
                     {0, 1});
   ctx.results = {x};
-  return true;
+  return Error::success();
 }
 
 // Fails the rule with the builder's error when v is null.
-bool check(GradCtx &ctx, Value *v) { return v || ctx.fail(ctx.b.error()); }
+Error check(GradCtx &ctx, Value *v) { return v ? Error::success() : ctx.b.takeError(); }
 
 // Gradient of ops that only reinterpret the shape: dy reshaped like x.
-bool reshapeGrad(GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+Error reshapeGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
   return check(ctx, ctx.dx[0] = ctx.b.create1("reshape_like", {ctx.dy[0], ctx.op.operand(0)}));
 }
 
 // Gradient of transpose: dy transposed by the inverse permutation.
-bool transposeGrad(GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+Error transposeGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
   const std::vector<int64_t> &perm = ctx.op.attrs().getInts("perm");
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
@@ -258,8 +258,8 @@ bool transposeGrad(GradCtx &ctx) {
 }
 
 // Gradient of concat: the slice of dy that each input occupies.
-bool concatGrad(GradCtx &ctx) {
-  if (!ctx.dy[0]) return true;
+Error concatGrad(GradCtx &ctx) {
+  if (!ctx.dy[0]) return Error::success();
   const TensorType &outType = ctx.op.result(0)->type();
   int64_t axis = *normalizeAxis(ctx.op.attrs().getInt("axis"), outType.rank());
   int64_t offset = 0;
@@ -271,16 +271,16 @@ bool concatGrad(GradCtx &ctx) {
     if (ctx.needed[i]) {
       ctx.dx[i] = ctx.b.create1("slice", {ctx.dy[0]},
                                 attrs({{"axis", axis}, {"begin", offset}, {"end", offset + size}}));
-      if (!check(ctx, ctx.dx[i])) return false;
+      if (Error e = check(ctx, ctx.dx[i])) return e;
     }
     offset += size;
   }
-  return true;
+  return Error::success();
 }
 
 // Gradient of slice: dy placed back into zeros of x's type.
-bool sliceGrad(GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+Error sliceGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
   ctx.dx[0] = ctx.b.create1("slice_backward", {ctx.dy[0], ctx.op.operand(0)}, ctx.op.attrs());
   return check(ctx, ctx.dx[0]);
 }

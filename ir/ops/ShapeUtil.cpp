@@ -68,9 +68,9 @@ bool typesAgree(const TensorType &a, const TensorType &b) {
 
 bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64; }
 
-bool sameAsFirstOperand(InferCtx &ctx) {
+Error sameAsFirstOperand(InferCtx &ctx) {
   ctx.results = {ctx.operands[0]};
-  return true;
+  return Error::success();
 }
 
 OperandSpec reusable(std::string name, int result) {

@@ -47,6 +47,6 @@ OperandSpec reusable(std::string name, int result = 0);
 OperandSpec shapeOnly(std::string name);
 
 // Shape rule of ops whose single result has the type of operand 0.
-bool sameAsFirstOperand(InferCtx &ctx);
+Error sameAsFirstOperand(InferCtx &ctx);
 
 } // namespace dtnn::ir

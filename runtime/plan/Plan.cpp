@@ -97,7 +97,7 @@ Error lowerGraph(Plan &plan, const ir::Graph &g, int64_t batch) {
       step.in.push_back(id);
       inTypes.push_back(plan.values[id].desc.type);
     }
-    ir::InferCtx ctx{inTypes, op->attrs(), {}, {}, {}};
+    ir::InferCtx ctx{inTypes, op->attrs(), {}, {}};
     if (Error e = ir::inferResultTypes(op->def(), ctx))
       return Error::make(where + op->name() + ": " + e.message());
     step.specs = op->def().operandSpecs(op->operands().size(), op->attrs());

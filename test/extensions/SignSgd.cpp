@@ -18,7 +18,7 @@ namespace {
 
 using namespace dtnn;
 
-bool inferUpdate(ir::InferCtx &ctx) {
+Error inferUpdate(ir::InferCtx &ctx) {
   const auto &ops = ctx.operands;
   double decay = ctx.attrs.getFloat("weight_decay");
   if (!(decay >= 0 && std::isfinite(decay)))
@@ -33,7 +33,7 @@ bool inferUpdate(ir::InferCtx &ctx) {
   if (ops[2].rank() != 0 || ops[2].dtype != ir::DType::F32)
     return ctx.fail("signsgd_update lr must be a scalar f32[], got " + ops[2].str(), {2});
   ctx.results = {};
-  return true;
+  return Error::success();
 }
 
 // Registered for any one layout (LayoutKind::Same): param and grad arrive in

@@ -16,19 +16,20 @@ namespace {
 
 using namespace dtnn;
 
-bool inferSquare(ir::InferCtx &ctx) {
+Error inferSquare(ir::InferCtx &ctx) {
   const ir::TensorType &x = ctx.operands[0];
   if (x.dtype != ir::DType::F32 && x.dtype != ir::DType::F64)
     return ctx.fail("square expects a floating-point input, got " + x.str(), {0});
   ctx.results = {x};
-  return true;
+  return Error::success();
 }
 
-bool gradSquare(ir::GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return true;
+Error gradSquare(ir::GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
   ir::Value *half = ctx.b.create1("mul", {ctx.dy[0], ctx.op.operand(0)});
   ctx.dx[0] = half ? ctx.b.create1("add", {half, half}) : nullptr;
-  return ctx.dx[0] || ctx.fail(ctx.b.error());
+  if (!ctx.dx[0]) return ctx.b.takeError();
+  return Error::success();
 }
 
 template <typename T> void square(const runtime::KernelArgs &a) {

@@ -40,7 +40,7 @@ Inferred infer(const std::string &op, std::vector<TensorType> operands,
   AttrMap attrs;
   for (auto &[name, v] : given) attrs.set(name, v);
   fillDefaultAttrs(def(op), attrs);
-  InferCtx ctx{operands, attrs, {}, {}, {}};
+  InferCtx ctx{operands, attrs, {}, {}};
   Inferred r;
   dtnn::Error e = inferResultTypes(def(op), ctx);
   r.ok = !e;
@@ -69,12 +69,13 @@ Built build(const std::string &op, std::vector<TensorType> inputs,
       if (name == a.name) args.set(name, v);
     if (!args.find(a.name) && a.defaultValue) args.set(a.name, *a.defaultValue);
   }
-  LayerCtx ctx{inputs, args, {}, {}, {}, {}};
+  LayerCtx ctx{inputs, args, {}, {}, {}};
   Built b;
-  b.ok = spec.build(ctx);
+  dtnn::Error e = spec.build(ctx);
+  b.ok = !e;
   b.attrs = ctx.attrs;
   b.params = ctx.params;
-  b.error = ctx.error;
+  b.error = e.message();
   b.errorArg = ctx.errorArg;
   return b;
 }

@@ -537,7 +537,7 @@ TEST(Optimizer, UpdateShapeRules) {
     const ir::OpDef *def = ir::OpTable::get().lookup(op);
     if (!def) return "no op " + op;
     ir::fillDefaultAttrs(*def, attrs);
-    ir::InferCtx ctx{operands, attrs, {}, {}, {}};
+    ir::InferCtx ctx{operands, attrs, {}, {}};
     return ir::inferResultTypes(*def, ctx).message();
   };
   TensorType p(DType::F32, {3}), f32s(DType::F32, {}), i64s(DType::I64, {});

@@ -68,7 +68,7 @@ std::string shapeError(const std::string &op, std::vector<TensorType> operands,
   const ir::OpDef *def = ir::OpTable::get().lookup(op);
   if (!def) return "no op " + op;
   ir::fillDefaultAttrs(*def, attrs);
-  ir::InferCtx ctx{operands, attrs, {}, {}, {}};
+  ir::InferCtx ctx{operands, attrs, {}, {}};
   return ir::inferResultTypes(*def, ctx).message();
 }
 
@@ -226,8 +226,9 @@ TEST(RefLoss, ResultTypes) {
   ASSERT_TRUE(def);
   std::vector<TensorType> operands = {f64({ir::kDynamic, 10}), i32({ir::kDynamic})};
   ir::AttrMap attrs;
-  ir::InferCtx ctx{operands, attrs, {}, {}, {}};
-  ASSERT_FALSE(ir::inferResultTypes(*def, ctx)) << ctx.error;
+  ir::InferCtx ctx{operands, attrs, {}, {}};
+  Error e = ir::inferResultTypes(*def, ctx);
+  ASSERT_FALSE(e) << e.message();
   EXPECT_EQ(ctx.results, std::vector<TensorType>{f64({})});
   EXPECT_TRUE(def->grad);
   EXPECT_FALSE(ir::OpTable::get().lookup("accuracy")->grad);
