@@ -6,7 +6,8 @@ namespace dtnn::ir {
 
 Builder::Builder(Graph &g, Location loc) : g_(g), loc_(std::move(loc)) {}
 
-Op *Builder::append(const std::string &name, std::vector<Value *> operands, AttrMap attrs) {
+Op *Builder::append(const std::string &name, std::vector<Value *> operands, AttrMap attrs,
+                    std::unique_ptr<Graph> body) {
   const OpDef *def = OpTable::get().lookup(name);
   if (!def) {
     error_ = "unknown op '" + name + "'";
@@ -20,15 +21,21 @@ Op *Builder::append(const std::string &name, std::vector<Value *> operands, Attr
   fillDefaultAttrs(*def, attrs);
   std::vector<TensorType> types;
   for (Value *v : operands) types.push_back(v->type());
-  InferCtx ctx{types, attrs, {}, {}};
+  if (def->hasBody != (body != nullptr)) {
+    error_ = name + (body ? ": the op takes no region" : ": the op needs a region");
+    return nullptr;
+  }
+  InferCtx ctx{types, attrs, {}, {}, body.get()};
   if (Error e = inferResultTypes(*def, ctx)) {
     error_ = name + ": " + e.message();
     return nullptr;
   }
-  if (insertAt_ < 0)
-    return g_.addOp(*def, std::move(operands), std::move(attrs), std::move(ctx.results), loc_);
-  return g_.insertOp(static_cast<size_t>(insertAt_++), *def, std::move(operands),
-                     std::move(attrs), std::move(ctx.results), loc_);
+  Op *op = insertAt_ < 0 ? g_.addOp(*def, std::move(operands), std::move(attrs),
+                                    std::move(ctx.results), loc_)
+                         : g_.insertOp(static_cast<size_t>(insertAt_++), *def, std::move(operands),
+                                       std::move(attrs), std::move(ctx.results), loc_);
+  if (body) op->setBody(std::move(body));
+  return op;
 }
 
 std::vector<Value *> Builder::create(const std::string &name, std::vector<Value *> operands,
@@ -50,6 +57,11 @@ Value *Builder::create1(const std::string &name, std::vector<Value *> operands, 
 
 Op *Builder::createOp(const std::string &name, std::vector<Value *> operands, AttrMap attrs) {
   return append(name, std::move(operands), std::move(attrs));
+}
+
+Op *Builder::createWithBody(const std::string &name, std::vector<Value *> operands,
+                            std::unique_ptr<Graph> body, AttrMap attrs) {
+  return append(name, std::move(operands), std::move(attrs), std::move(body));
 }
 
 Error Builder::takeError() {

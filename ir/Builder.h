@@ -5,6 +5,7 @@
 
 #include "ir/IR.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ public:
   // Same, returning the op itself: for an in-place update, whose results are
   // the new versions of the operands it writes. Null on error.
   Op *createOp(const std::string &name, std::vector<Value *> operands, AttrMap attrs = {});
+  // Same, for an op that holds a region (OpDef::hasBody): `body` becomes it.
+  Op *createWithBody(const std::string &name, std::vector<Value *> operands,
+                     std::unique_ptr<Graph> body, AttrMap attrs = {});
 
   // Moves out the last failure, as "op: message"; success when there is none
   // (or it was taken already). A failure nobody takes is dropped with the
@@ -39,7 +43,8 @@ public:
   Error takeError();
 
 private:
-  Op *append(const std::string &name, std::vector<Value *> operands, AttrMap attrs);
+  Op *append(const std::string &name, std::vector<Value *> operands, AttrMap attrs,
+             std::unique_ptr<Graph> body = nullptr);
 
   Graph &g_;
   Location loc_;

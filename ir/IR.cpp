@@ -11,6 +11,82 @@ void Location::merge(const Location &o) {
     if (std::find(locs.begin(), locs.end(), l) == locs.end()) locs.push_back(l);
 }
 
+void Op::setBody(std::unique_ptr<Graph> body) { body_ = std::move(body); }
+
+unsigned Op::ownResults() const {
+  return body_ ? static_cast<unsigned>(body_->outputs().size()) : def_->numResults;
+}
+
+namespace {
+
+// Whether a value of type `actual` may stand for a region argument declared
+// `declared`: the same element type and rank, and each dimension equal or
+// left dynamic by the declaration.
+bool fits(const TensorType &declared, const TensorType &actual) {
+  if (declared.dtype != actual.dtype || declared.rank() != actual.rank()) return false;
+  for (size_t i = 0; i < declared.dims.size(); ++i)
+    if (declared.dims[i] != kDynamic && declared.dims[i] != actual.dims[i]) return false;
+  return true;
+}
+
+} // namespace
+
+Expected<std::map<const Value *, TensorType>> inferBodyTypes(const Graph &body,
+                                                             const std::vector<TensorType> &args) {
+  if (body.inputs().size() != args.size())
+    return Error::make("the region takes " + std::to_string(body.inputs().size()) +
+                       " arguments, but the op has " + std::to_string(args.size()) + " operands");
+  std::map<const Value *, TensorType> types;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value *arg = body.inputs()[i];
+    if (!fits(arg->type(), args[i]))
+      return Error::make("operand " + std::to_string(i) + " has type " + args[i].str() +
+                         ", but the region's argument %" + arg->name() + " is " +
+                         arg->type().str());
+    types[arg] = args[i];
+  }
+  for (const auto &op : body.ops()) {
+    std::vector<TensorType> operandTypes;
+    for (const Value *v : op->operands()) {
+      auto it = types.find(v);
+      if (it == types.end())
+        return Error::make("'" + op->name() + "' in the region uses a value from outside it");
+      operandTypes.push_back(it->second);
+    }
+    InferCtx ctx{operandTypes, op->attrs(), {}, {}, op->body()};
+    if (Error e = inferResultTypes(op->def(), ctx))
+      return Error::make("'" + op->name() + "' in the region: " + e.message());
+    for (size_t r = 0; r < op->results().size() && r < ctx.results.size(); ++r)
+      types[op->result(static_cast<unsigned>(r))] = std::move(ctx.results[r]);
+  }
+  for (const Value *out : body.outputs())
+    if (!types.count(out)) return Error::make("the region yields a value from outside it");
+  return types;
+}
+
+std::unique_ptr<Graph> cloneGraph(const Graph &g, std::string name) {
+  auto out = std::make_unique<Graph>(std::move(name));
+  std::map<const Value *, Value *> vm;
+  auto map = [&](Value *v) {
+    auto it = vm.find(v);
+    return it == vm.end() ? v : it->second;
+  };
+  for (const Value *in : g.inputs()) vm[in] = out->addInput(in->name(), in->type());
+  for (const auto &op : g.ops()) {
+    std::vector<Value *> operands;
+    for (Value *v : op->operands()) operands.push_back(map(v));
+    std::vector<TensorType> types;
+    for (const Value *r : op->results()) types.push_back(r->type());
+    Op *c = out->addOp(op->def(), std::move(operands), op->attrs(), std::move(types), op->loc());
+    if (op->body()) c->setBody(cloneGraph(*op->body(), ""));
+    for (size_t r = 0; r < op->results().size(); ++r) vm[op->result(unsigned(r))] = c->result(unsigned(r));
+  }
+  std::vector<Value *> outs;
+  for (Value *v : g.outputs()) outs.push_back(map(v));
+  out->setOutputs(std::move(outs));
+  return out;
+}
+
 Value *Graph::addInput(std::string name, TensorType type) {
   auto v = std::make_unique<Value>();
   v->kind_ = Value::Kind::Input;
@@ -183,7 +259,8 @@ Error inferResultTypes(const OpDef &def, InferCtx &ctx) {
   for (const auto &spec : def.attrs)
     if (!ctx.attrs.find(spec.name)) return ctx.fail("missing attribute '" + spec.name + "'");
   if (Error e = def.inferShape(ctx)) return e;
-  assert(ctx.results.size() == def.numResults && "shape rule produced the wrong result count");
+  assert((def.hasBody || ctx.results.size() == def.numResults) &&
+         "shape rule produced the wrong result count");
   for (const TensorType &t : ctx.results)
     if (Error why = sizeProblem(t)) return ctx.fail("the result is too large: " + why.message());
   // Each written operand's new version follows, with the operand's type.

@@ -101,8 +101,22 @@ public:
   const Location &loc() const { return loc_; }
   void setLoc(Location l) { loc_ = std::move(l); }
 
+  // The op's region: one block, a graph of its own whose inputs are the
+  // block arguments (one per operand, in order) and whose outputs are the
+  // values the op yields. Only ops whose definition declares a body
+  // (OpDef::body) have one; null for the others. The body is isolated: its
+  // ops use only its own arguments and results, never a value of the graph
+  // around the op, so a pass can take it, print it or compile it alone.
+  Graph *body() const { return body_.get(); }
+  void setBody(std::unique_ptr<Graph> body);
+  // The op's own results, before the new versions of the operands it
+  // writes: the body's outputs for an op with a body, else the op table's
+  // count.
+  unsigned ownResults() const;
+
 private:
   friend class Graph;
+  std::unique_ptr<Graph> body_;
   const OpDef *def_ = nullptr;
   std::vector<Value *> operands_;
   std::vector<Value *> results_;
@@ -110,6 +124,9 @@ private:
   Location loc_;
 };
 
+// A list of ops over inputs, with outputs: a module's forward or train step,
+// or the body of an op's region (whose name is empty, whose inputs are its
+// block arguments and whose outputs are what the op yields).
 class Graph {
 public:
   explicit Graph(std::string name) : name_(std::move(name)) {}
@@ -184,6 +201,17 @@ private:
   std::vector<std::unique_ptr<Graph>> graphs_;
   AttrMap train_;
 };
+
+// The type of every value of region `body` when its arguments have the types
+// `args` (which may bind dimensions the body leaves dynamic), from its ops'
+// shape rules, without changing the body. Fails when an argument does not
+// fit its declaration or an op's rule fails, naming the op.
+Expected<std::map<const Value *, TensorType>> inferBodyTypes(const Graph &body,
+                                                             const std::vector<TensorType> &args);
+
+// A copy of graph `g` under `name`, with its ops' regions copied too. Module
+// parameters that `g` uses stay shared.
+std::unique_ptr<Graph> cloneGraph(const Graph &g, std::string name);
 
 // Fills attributes that `def` declares with a default and `attrs` lacks.
 void fillDefaultAttrs(const OpDef &def, AttrMap &attrs);

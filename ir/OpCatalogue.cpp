@@ -51,7 +51,12 @@ void printOpCatalogue(std::ostream &os) {
     os << "\n## " << def->name << "\n\n" << def->summary << "\n\n";
     os << "- operands: " << operandList(*def) << "\n";
     os << "- attributes: " << attrList(def->attrs) << "\n";
-    os << "- results: " << def->numResults;
+    os << "- results: ";
+    if (def->hasBody)
+      os << "what its region yields; the region (one block over one argument per operand) "
+            "prints nested under the op";
+    else
+      os << def->numResults;
     if (def->writesOperands()) os << ", then the new version of each operand updated in place";
     os << "\n";
     os << "- fusion class: " << fusionClassName(def->fusion) << "\n";

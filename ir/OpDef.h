@@ -4,8 +4,8 @@
 // this entry; backends bind kernels keyed by the op's name.
 #pragma once
 
-#include "dtnn/Error.h"
 #include "ir/Attributes.h"
+#include "ir/Error.h"
 #include "ir/Types.h"
 
 #include <functional>
@@ -16,6 +16,7 @@
 namespace dtnn::ir {
 
 class Builder;
+class Graph;
 class Op;
 class Value;
 
@@ -67,6 +68,8 @@ struct InferCtx {
   const AttrMap &attrs;
   std::vector<TensorType> results;
   std::vector<int> blame;
+  // The op's region, for an op whose definition declares one (OpDef::hasBody).
+  const Graph *body = nullptr;
 
   // Records the operands at fault and returns a failure with `message`.
   Error fail(std::string message, std::vector<int> operandsAtFault = {}) {
@@ -182,6 +185,13 @@ struct OpDef {
   OpRole role = OpRole::Forward;
   // Made by passes only (gradients, updates, training forms, fill): a .dtnn model cannot call it.
   bool internal = false;
+  // The op holds a region (Op::body), as `fused` does: its own results are
+  // the body's outputs (numResults does not count them), its shape rule
+  // reads the body through InferCtx::body, and verifyBody, which the
+  // verifier calls after checking the body as a graph, says what the body
+  // may contain.
+  bool hasBody = false;
+  std::function<Error(const Graph &body)> verifyBody;
 
   const AttrSpec *findAttr(const std::string &n) const;
   // The operand count range this op accepts.

@@ -136,6 +136,7 @@ Error registerBuiltinOps() {
   registerLossOps(t);
   registerOptimizerOps(t);
   registerCollectiveOps(t);
+  registerFusedOps(t);
   return t.failure().empty() ? Error::success() : Error::make(t.failure());
 }
 

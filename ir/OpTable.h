@@ -60,5 +60,6 @@ void registerEncodingOps(BuiltinOps &t);
 void registerLossOps(BuiltinOps &t);
 void registerOptimizerOps(BuiltinOps &t);
 void registerCollectiveOps(BuiltinOps &t);
+void registerFusedOps(BuiltinOps &t);
 
 } // namespace dtnn::ir

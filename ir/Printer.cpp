@@ -52,11 +52,13 @@ std::string sourceLocStr(const SourceLoc &l) {
   return quoted(l.file) + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
 }
 
-// Prints one graph; result values are numbered from zero in op order.
+// Prints one graph, or the body of an op's region at an indentation of its
+// own; result values are numbered from zero in op order, in each body afresh
+// (a body sees no value of the graph around it).
 class GraphPrinter {
 public:
-  GraphPrinter(const Graph &g, std::ostream &os, const PrintOptions &opts)
-      : g_(g), os_(os), opts_(opts) {}
+  GraphPrinter(const Graph &g, std::ostream &os, const PrintOptions &opts, std::string indent = "  ")
+      : g_(g), os_(os), opts_(opts), indent_(std::move(indent)) {}
 
   void print() {
     os_ << "graph @" << g_.name() << "(";
@@ -75,9 +77,25 @@ public:
     }
     os_ << " {\n";
     for (const auto &op : g_.ops()) printOp(*op);
-    os_ << "  return";
+    os_ << indent_ << "return";
     for (size_t i = 0; i < outs.size(); ++i) os_ << (i ? ", " : " ") << ref(outs[i]);
     os_ << "\n}\n";
+  }
+
+  // The body of a region, after its op's line: "(%x0: T, ...)", the ops,
+  // "yield ...", each a line indented one step more than the op, then "}".
+  void printBody(const std::string &opIndent) {
+    os_ << indent_ << "(";
+    for (size_t i = 0; i < g_.inputs().size(); ++i) {
+      const Value *in = g_.inputs()[i];
+      os_ << (i ? ", " : "") << "%" << in->name() << ": " << in->type().str();
+    }
+    os_ << ")\n";
+    for (const auto &op : g_.ops()) printOp(*op);
+    os_ << indent_ << "yield";
+    for (size_t i = 0; i < g_.outputs().size(); ++i)
+      os_ << (i ? ", " : " ") << ref(g_.outputs()[i]);
+    os_ << "\n" << opIndent << "}";
   }
 
 private:
@@ -99,7 +117,7 @@ private:
   }
 
   void printOp(const Op &op) {
-    os_ << "  ";
+    os_ << indent_;
     const auto &results = op.results();
     for (size_t i = 0; i < results.size(); ++i) {
       numbers_[results[i]] = next_++;
@@ -112,6 +130,10 @@ private:
     printAttrs(op);
     for (size_t i = 0; i < results.size(); ++i) os_ << (i ? ", " : " : ") << typeStr(results[i]);
     if (opts_.locations && op.loc().known()) os_ << " " << locationStr(op.loc());
+    if (op.body()) {
+      os_ << " {\n";
+      GraphPrinter(*op.body(), os_, opts_, indent_ + "  ").printBody(indent_);
+    }
     os_ << "\n";
   }
 
@@ -136,6 +158,7 @@ private:
   const Graph &g_;
   std::ostream &os_;
   const PrintOptions &opts_;
+  std::string indent_;
   std::map<const Value *, unsigned> numbers_;
   unsigned next_ = 0;
 };

@@ -86,6 +86,8 @@ private:
   bool parseParam();
   bool parseGraph();
   bool parseOp(Graph &g);
+  bool parseBody(const Token &opTok, std::unique_ptr<Graph> &body);
+  bool parseBodyContents(const Token &opTok, Graph &body);
   bool parseOperand(Value *&v);
   bool parseAttrs(const OpDef &def, AttrMap &attrs);
   bool parseAttrValue(AttrValue &v);
@@ -105,6 +107,8 @@ private:
   std::map<std::string, SourceLoc> graphs_;
   // Values in scope in the current graph, with where they were defined.
   std::map<std::string, std::pair<Value *, SourceLoc>> values_;
+  // How many region bodies enclose the op being read (none: a graph's op).
+  int bodyDepth_ = 0;
 };
 
 // module ::= trainConfig? (param | graph)* EOF
@@ -278,9 +282,11 @@ bool Parser::parseOp(Graph &g) {
   for (const AttrSpec &spec : def->attrs)
     if (!attrs.find(spec.name))
       return errorAt(opTok, "'" + opName + "' requires attribute '" + spec.name + "'");
-  // Written operands add their new versions to the op's own results.
+  // Written operands add their new versions to the op's own results; an op
+  // with a region yields what its body does, counted once the body is read.
   size_t n = operands.size();
-  unsigned results = n >= def->minOperands() && n <= def->maxOperands()
+  unsigned results = def->hasBody ? static_cast<unsigned>(resultToks.size())
+                     : n >= def->minOperands() && n <= def->maxOperands()
                          ? def->resultCount(n, attrs)
                          : def->numResults;
   if (resultToks.size() != results)
@@ -307,11 +313,86 @@ bool Parser::parseOp(Graph &g) {
                                  (types.size() == 1 ? "is" : "are") + " given");
   Location loc;
   if (tok_.isIdent("loc") && !parseLocation(loc)) return false;
+  std::unique_ptr<Graph> body;
+  if (tok_.is(Token::LBrace) && !tok_.newlineBefore) {
+    if (!def->hasBody)
+      return errorAt(tok_, "'" + opName + "' has no region; expected end of line after the op");
+    if (!parseBody(opTok, body)) return false;
+    if (body->outputs().size() != results)
+      return errorAt(resultToks.empty() ? opTok : resultToks[0],
+                     "the region of '" + opName + "' yields " +
+                         plural(body->outputs().size(), "value") + ", but " +
+                         std::to_string(results) + " " + (results == 1 ? "result is" : "results are") +
+                         " named");
+  } else if (def->hasBody) {
+    return errorAt(tok_, "expected '{' and the region of '" + opName + "' after its result types, got " +
+                             tokenDescription(tok_));
+  }
   if (!expectLineEnd("the op")) return false;
   Op *op = g.addOp(*def, std::move(operands), std::move(attrs), std::move(types), std::move(loc));
+  if (body) op->setBody(std::move(body));
   if (positions_) positions_->ops[op] = opTok.loc;
   for (size_t i = 0; i < resultToks.size(); ++i)
     if (!defineValue(resultToks[i], op->result(static_cast<unsigned>(i)))) return false;
+  return true;
+}
+
+// region ::= '{' '(' (VALUEREF ':' type (',' VALUEREF ':' type)*)? ')' op* 'yield' operands '}'
+// The body is a scope of its own: it sees no value of the graph around it
+// and no parameter, only its arguments and its own results.
+bool Parser::parseBody(const Token &opTok, std::unique_ptr<Graph> &body) {
+  advance();
+  body = std::make_unique<Graph>("");
+  auto outer = std::move(values_);
+  values_.clear();
+  ++bodyDepth_;
+  bool ok = parseBodyContents(opTok, *body);
+  --bodyDepth_;
+  values_ = std::move(outer);
+  return ok;
+}
+
+bool Parser::parseBodyContents(const Token &opTok, Graph &body) {
+  const std::string opName(opTok.spelling);
+  if (!tok_.newlineBefore || !tok_.is(Token::LParen))
+    return errorAt(tok_, "expected the arguments of the region of '" + opName +
+                             "' on the next line, like (%x0: f32[4]), got " +
+                             tokenDescription(tok_));
+  advance();
+  while (!tok_.is(Token::RParen)) {
+    if (!tok_.is(Token::ValueRef))
+      return errorAt(tok_, "expected a region argument like %x0, got " + tokenDescription(tok_));
+    Token argTok = tok_;
+    char c0 = argTok.str[0];
+    if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_'))
+      return errorAt(argTok, "region argument names must start with a letter or '_'");
+    advance();
+    TensorType type;
+    if (!expect(Token::Colon, "':' after the argument name") || !parseType(type)) return false;
+    if (!defineValue(argTok, body.addInput(argTok.str, std::move(type)))) return false;
+    if (!tok_.is(Token::Comma)) break;
+    advance();
+  }
+  if (!expect(Token::RParen, "')' after the region arguments") ||
+      !expectLineEnd("the region arguments"))
+    return false;
+  while (!tok_.isIdent("yield")) {
+    if (tok_.is(Token::RBrace) || tok_.is(Token::Eof))
+      return errorAt(tok_, "expected 'yield' before the end of the region of '" + opName + "'");
+    if (!parseOp(body)) return false;
+  }
+  advance();
+  std::vector<Value *> outs;
+  while ((tok_.is(Token::ValueRef) || tok_.is(Token::ParamRef)) && !tok_.newlineBefore) {
+    if (!parseOperand(outs.emplace_back())) return false;
+    if (!tok_.is(Token::Comma)) break;
+    advance();
+  }
+  body.setOutputs(std::move(outs));
+  if (!tok_.newlineBefore || !tok_.is(Token::RBrace))
+    return errorAt(tok_, "expected '}' on the line after the yield of the region of '" + opName +
+                             "', got " + tokenDescription(tok_));
+  advance();
   return true;
 }
 
@@ -333,6 +414,9 @@ bool Parser::parseOperand(Value *&v) {
     }
     v = it->second.first;
   } else if (tok_.is(Token::ParamRef)) {
+    if (bodyDepth_ > 0)
+      return errorAt(tok_, "a region cannot use parameter @" + tok_.str +
+                               " directly; pass it to the op as an operand");
     auto it = params_.find(tok_.str);
     if (it == params_.end()) {
       std::vector<std::string> names;

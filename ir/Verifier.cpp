@@ -114,6 +114,7 @@ private:
   }
 
   void checkGraph(const Graph &g) {
+    scope_ = "graph @" + g.name();
     defined_ = paramValues_;
     std::set<std::string> inputNames;
     for (const Value *in : g.inputs()) {
@@ -130,30 +131,87 @@ private:
       defined_.insert(in);
     }
     writtenBy_.clear();
-    for (const auto &op : g.ops()) {
-      for (size_t i = 0; i < op->operands().size(); ++i)
-        if (op->operands()[i])
-          checkNotOverwritten(op->operands()[i], g, opLoc(*op),
-                              "'" + op->name() + "' reads");
-      checkOp(*op, g);
-      noteWrites(*op);
-      for (const Value *r : op->results()) defined_.insert(r);
-    }
+    checkOps(g);
     checkTokens(g);
     for (size_t i = 0; i < g.outputs().size(); ++i) {
       if (Error problem = useProblem(g.outputs()[i], g))
         add(graphLoc(g), "output " + std::to_string(i) + " of graph @" + g.name() + " " +
                              problem.message());
       else
-        checkNotOverwritten(g.outputs()[i], g, graphLoc(g),
+        checkNotOverwritten(g.outputs()[i], graphLoc(g),
                             "output " + std::to_string(i) + " returns");
     }
+  }
+
+  // The ops of a graph or region body, in order.
+  void checkOps(const Graph &g) {
+    for (const auto &op : g.ops()) {
+      for (size_t i = 0; i < op->operands().size(); ++i)
+        if (op->operands()[i])
+          checkNotOverwritten(op->operands()[i], opLoc(*op),
+                              "'" + op->name() + "' reads");
+      checkOp(*op, g);
+      noteWrites(*op);
+      for (const Value *r : op->results()) defined_.insert(r);
+    }
+  }
+
+  // The region of `op`: one argument per operand, of the operand's type; the
+  // body checked as a graph of its own that sees no value around it; then
+  // what the op's definition allows in a body. Returns false after reporting
+  // a problem.
+  bool checkBody(const Op &op, const SourceLoc &loc, const std::string &what) {
+    const Graph &body = *op.body();
+    std::string where = " (in " + scope_ + ")";
+    size_t before = diags_.size();
+    if (body.inputs().size() != op.operands().size()) {
+      add(loc, "the region of " + what + " takes " + plural(body.inputs().size(), "argument") +
+                   ", but the op has " + plural(op.operands().size(), "operand") + where);
+    } else {
+      for (size_t i = 0; i < body.inputs().size(); ++i) {
+        const Value *arg = body.inputs()[i], *v = op.operand(static_cast<unsigned>(i));
+        if (v && arg->type() != v->type())
+          add(loc, "argument %" + arg->name() + " of the region of " + what + " has type " +
+                       arg->type().str() + ", but operand " + std::to_string(i) + " is " +
+                       v->type().str() + where);
+      }
+    }
+    std::string outerScope = scope_;
+    std::set<const Value *> outerDefined = std::move(defined_);
+    auto outerWritten = std::move(writtenBy_);
+    scope_ = "the region of " + what + " in " + outerScope;
+    defined_.clear();
+    writtenBy_.clear();
+    std::set<std::string> names;
+    for (const Value *arg : body.inputs()) {
+      if (!isIdentifier(arg->name()))
+        add(loc, "the region of " + what + " has an invalid argument name '%" + arg->name() +
+                     "'" + where);
+      else if (!names.insert(arg->name()).second)
+        add(loc, "the region of " + what + " has two arguments named %" + arg->name() + where);
+      defined_.insert(arg);
+    }
+    checkOps(body);
+    for (size_t i = 0; i < body.outputs().size(); ++i)
+      if (Error problem = useProblem(body.outputs()[i], body))
+        add(loc, "value " + std::to_string(i) + " that the region of " + what + " yields " +
+                     problem.message() + where);
+    scope_ = outerScope;
+    defined_ = std::move(outerDefined);
+    writtenBy_ = std::move(outerWritten);
+    if (diags_.size() != before) return false;
+    if (op.def().verifyBody)
+      if (Error e = op.def().verifyBody(body)) {
+        add(loc, e.message() + where);
+        return false;
+      }
+    return true;
   }
 
   void checkOp(const Op &op, const Graph &g) {
     const OpDef &def = op.def();
     SourceLoc loc = opLoc(op);
-    std::string where = " (in graph @" + g.name() + ")";
+    std::string where = " (in " + scope_ + ")";
     std::string what = "'" + def.name + "'";
     bool sound = true;
 
@@ -191,7 +249,15 @@ private:
       }
     }
 
-    unsigned results = countInRange ? def.resultCount(n, op.attrs()) : def.numResults;
+    if (def.hasBody != (op.body() != nullptr)) {
+      add(loc, what + (def.hasBody ? " has no region; it needs one" : " has a region, which it does not take") + where);
+      sound = false;
+    } else if (op.body() && !checkBody(op, loc, what)) {
+      sound = false;
+    }
+    unsigned results = op.body()                     ? op.ownResults()
+                       : countInRange                ? def.resultCount(n, op.attrs())
+                                                     : def.numResults;
     if (op.results().size() != results) {
       add(loc, what + " must have " + plural(results, "result") + ", has " +
                    std::to_string(op.results().size()) + where);
@@ -201,7 +267,7 @@ private:
 
     std::vector<TensorType> operandTypes;
     for (const Value *v : op.operands()) operandTypes.push_back(v->type());
-    InferCtx ctx{operandTypes, op.attrs(), {}, {}};
+    InferCtx ctx{operandTypes, op.attrs(), {}, {}, op.body()};
     if (Error e = inferResultTypes(def, ctx)) {
       Diagnostic &d = add(loc, e.message() + where);
       for (int i : ctx.blame)
@@ -254,7 +320,7 @@ private:
     const std::vector<Value *> &vals = op.operands();
     if (vals.size() < op.def().minOperands() || vals.size() > op.def().maxOperands()) return;
     std::vector<const OperandSpec *> specs = op.def().operandSpecs(vals.size(), op.attrs());
-    unsigned version = op.def().numResults;
+    unsigned version = op.ownResults();
     for (size_t i = 0; i < vals.size(); ++i) {
       if (!specs[i]->writes()) continue;
       if (version < op.results().size()) writtenBy_[vals[i]] = {&op, version};
@@ -263,7 +329,7 @@ private:
   }
 
   // Reports a use of `v` (`useText` says which) after an op wrote it in place.
-  void checkNotOverwritten(const Value *v, const Graph &g, SourceLoc loc,
+  void checkNotOverwritten(const Value *v, SourceLoc loc,
                            const std::string &useText) {
     auto it = writtenBy_.find(v);
     if (it == writtenBy_.end()) return;
@@ -271,7 +337,7 @@ private:
     std::string value = v->kind() == Value::Kind::Param ? "@" + v->param()->name : "a value";
     Diagnostic &d =
         add(loc, useText + " " + value + " after '" + writer.name() + "' updated it in place" +
-                     " (in graph @" + g.name() + "); use the new version, result " +
+                     " (in " + scope_ + "); use the new version, result " +
                      std::to_string(it->second.second) + " of '" + writer.name() + "'");
     if (SourceLoc w = opLoc(writer); w.known()) d.note(w, "'" + writer.name() + "' writes it here");
   }
@@ -336,6 +402,9 @@ private:
   const TextPositions *positions_;
   std::vector<Diagnostic> diags_;
   std::set<const Value *> paramValues_;
+  // What the ops being checked are in, for messages: "graph @train", or
+  // "the region of 'fused' in graph @train".
+  std::string scope_;
   // Values usable at the current point of the current graph (membership
   // tests only; never iterated).
   std::set<const Value *> defined_;

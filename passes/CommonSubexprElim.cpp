@@ -71,7 +71,8 @@ public:
         if (it != subst.end()) op->setOperand(i, it->second);
       }
       for (const ir::Value *r : op->results()) ids.id(r);
-      if (!op->def().pure() || op->results().empty()) continue;
+      // Two ops with regions may take the same operands and compute different things.
+      if (!op->def().pure() || op->results().empty() || op->body()) continue;
       auto [it, inserted] = firstByKey.emplace(opKey(*op, ids), op.get());
       if (inserted) continue;
       ir::Op *first = it->second;

@@ -57,7 +57,18 @@ private:
       if (Error e = checkAttrKinds(g, *op)) return e;
       std::vector<ir::TensorType> operandTypes;
       for (const ir::Value *v : op->operands()) operandTypes.push_back(v->type());
-      ir::InferCtx ctx{operandTypes, op->attrs(), {}, {}};
+      if (ir::Graph *body = op->body(); body && body->inputs().size() == operandTypes.size()) {
+        // The region's arguments take the operands' types, and its ops follow.
+        for (size_t i = 0; i < operandTypes.size(); ++i)
+          if (body->inputs()[i]->type() != operandTypes[i]) {
+            body->inputs()[i]->setType(operandTypes[i]);
+            changed = true;
+          }
+        Expected<bool> c = runOnGraph(*body);
+        if (!c) return c.takeError();
+        changed |= *c;
+      }
+      ir::InferCtx ctx{operandTypes, op->attrs(), {}, {}, op->body()};
       if (Error e = ir::inferResultTypes(op->def(), ctx))
         return Error::make(describeOp(g, *op) + ": " + e.message());
       if (ctx.results.size() != op->results().size())

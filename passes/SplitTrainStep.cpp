@@ -43,7 +43,9 @@ Error cloneOp(ir::Builder &b, const ir::Op &op, ValueMap &vm) {
                          "and the train step's inputs)");
   }
   b.setLoc(op.loc());
-  ir::Op *clone = b.createOp(op.name(), operands, op.attrs());
+  ir::Op *clone = op.body() ? b.createWithBody(op.name(), operands, ir::cloneGraph(*op.body(), ""),
+                                               op.attrs())
+                            : b.createOp(op.name(), operands, op.attrs());
   if (!clone) return b.takeError();
   for (size_t r = 0; r < op.results().size(); ++r) vm[op.result(r)] = clone->result(r);
   return Error::success();

@@ -58,5 +58,6 @@ void registerEncodingKernels(KernelTable &t);
 void registerLossKernels(KernelTable &t);
 void registerOptimizerKernels(KernelTable &t);
 void registerCollectiveKernels(KernelTable &t);
+void registerFusedKernels(KernelTable &t);
 
 } // namespace dtnn::reference

@@ -101,7 +101,8 @@ Error registerReferenceBackend() {
        {registerConvKernels, registerDenseKernels, registerPoolKernels, registerNormKernels,
         registerSyncNormKernels, registerShapeKernels, registerElementwiseKernels,
         registerActivationKernels, registerDropoutKernels, registerEncodingKernels,
-        registerLossKernels, registerOptimizerKernels, registerCollectiveKernels})
+        registerLossKernels, registerOptimizerKernels, registerCollectiveKernels,
+        registerFusedKernels})
     family(t);
   return t.takeError();
 }

@@ -125,10 +125,9 @@ private:
     for (int s = 0; s < static_cast<int>(plan_.steps.size()); ++s) {
       PlanStep &step = plan_.steps[s];
       if (!step.op) continue;
-      const ir::OpDef &def = step.op->def();
       for (size_t i = 0; i < step.in.size(); ++i) {
         int r = step.specs[i]->reuse;
-        if (r < 0 || static_cast<unsigned>(r) >= def.numResults) continue;
+        if (r < 0 || static_cast<unsigned>(r) >= step.op->ownResults()) continue;
         int res = step.out[r], src = plan_.root(step.in[i]);
         const PlanValue &a = plan_.values[src], &b = plan_.values[res];
         if (!inArena(src) || !inArena(res) || grouped_[src] || grouped_[res] ||

@@ -49,10 +49,9 @@ private:
 
   Error assignStep(PlanStep &s) {
     Backend *backend = ctx_.backends.find(s.backend);
-    const ir::OpDef &def = s.op->def();
     KernelRequest req{*s.op, {}, {}, *backend};
     for (int id : s.in) req.in.push_back(plan_.values[id].desc);
-    for (unsigned r = 0; r < def.numResults; ++r)
+    for (unsigned r = 0; r < s.op->ownResults(); ++r)
       req.out.push_back(plan_.values[s.out[r]].desc.type);
     auto kernel = s.entry->make(req);
     if (!kernel) {
@@ -84,7 +83,7 @@ private:
     const std::vector<BufferDesc> &give = (*kernel)->resultDescs();
     for (size_t r = 0; r < s.out.size(); ++r) {
       PlanValue &v = plan_.values[s.out[r]];
-      v.desc = r < def.numResults ? give[r] : plan_.values[plan_.root(s.out[r])].desc;
+      v.desc = r < s.op->ownResults() ? give[r] : plan_.values[plan_.root(s.out[r])].desc;
       v.def = static_cast<int>(plan_.steps.size());
     }
     s.kernel = std::move(*kernel);

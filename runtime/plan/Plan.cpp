@@ -97,7 +97,7 @@ Error lowerGraph(Plan &plan, const ir::Graph &g, int64_t batch) {
       step.in.push_back(id);
       inTypes.push_back(plan.values[id].desc.type);
     }
-    ir::InferCtx ctx{inTypes, op->attrs(), {}, {}};
+    ir::InferCtx ctx{inTypes, op->attrs(), {}, {}, op->body()};
     if (Error e = ir::inferResultTypes(op->def(), ctx))
       return Error::make(where + op->name() + ": " + e.message());
     step.specs = op->def().operandSpecs(op->operands().size(), op->attrs());
@@ -110,9 +110,9 @@ Error lowerGraph(Plan &plan, const ir::Graph &g, int64_t batch) {
       pv.name = "%" + std::to_string(number++);
       pv.desc = BufferDesc::plain(ctx.results[r]);
       pv.def = stepId;
-      if (r >= op->def().numResults) {
+      if (r >= op->ownResults()) {
         pv.storage = PlanValue::Storage::Alias;
-        pv.aliasOf = written[r - op->def().numResults];
+        pv.aliasOf = written[r - op->ownResults()];
         pv.desc = plan.values[pv.aliasOf].desc;
       } else {
         std::optional<uint64_t> bytes = checkedBytes(pv.desc.type);
