@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace dtnn::passes {
 
@@ -19,6 +20,10 @@ public:
   // The name of the backend that would run `op`, with its attributes and
   // operand types as they stand; "" when none would.
   virtual std::string backendOf(const ir::Op &op) const = 0;
+  // The backends of the run that register a kernel for op `name` at all, in
+  // the order kernels are chosen (a kernel may still refuse a particular op):
+  // a pass skips building a candidate that no fast backend could take.
+  virtual std::vector<std::string> backendsFor(const std::string &name) const = 0;
 };
 
 // Whether `op`, changed in place by `fuse`, still runs on the backend that

@@ -30,6 +30,9 @@ public:
   virtual std::string optionsStr() const { return ""; }
   // Whether the pass fuses ops (`--no-fuse` leaves such passes out).
   virtual bool fuses() const { return false; }
+  // Whether the pass makes the ops that the jit backend compiles (`--no-jit`,
+  // and `--no-fuse` with it, leave such passes out).
+  virtual bool forJit() const { return false; }
   // The backends the module will run on, which fusion passes consult; null:
   // any op runs anywhere.
   void setTarget(const FusionTarget *t) { target_ = t; }

@@ -88,6 +88,8 @@ Error PassManager::parsePipeline(std::string_view commaList) {
   for (Entry &e : parsed) {
     if (opts_.noFuse)
       std::erase_if(e.passes, [](const std::unique_ptr<Pass> &p) { return p->fuses(); });
+    if (opts_.noJit)
+      std::erase_if(e.passes, [](const std::unique_ptr<Pass> &p) { return p->forJit(); });
     if (!e.passes.empty()) entries_.push_back(std::move(e));
   }
   return Error::success();

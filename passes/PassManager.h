@@ -24,6 +24,7 @@ struct PassManagerOptions {
   std::ostream *irOut = nullptr;         // Where IR dumps go; null means std::cout.
   std::ostream *timingOut = nullptr;     // Where the timing table goes; null means std::cerr.
   bool noFuse = false;                   // Leave out the passes that fuse ops.
+  bool noJit = false;                    // Leave out the passes that make ops for the jit.
   const FusionTarget *target = nullptr;  // What fusion passes ask; null: fuse freely.
 };
 

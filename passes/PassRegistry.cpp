@@ -21,6 +21,7 @@ std::unique_ptr<Pass> createBucketAllreducePass();
 std::unique_ptr<Pass> createScheduleCommPass();
 std::unique_ptr<Pass> createSyncBatchNormPass();
 std::unique_ptr<Pass> createSplitTrainStepPass();
+std::unique_ptr<Pass> createFuseElementwisePass();
 
 namespace {
 
@@ -57,7 +58,7 @@ Error registerBuiltinPasses() {
         createCommonSubexprElimPass, createFoldBatchNormPass, createFuseActivationPass,
         createFuseResidualAddPass, createAutodiffPass, createInsertAllreducePass,
         createBucketAllreducePass, createScheduleCommPass, createSyncBatchNormPass,
-        createSplitTrainStepPass})
+        createSplitTrainStepPass, createFuseElementwisePass})
     if (Error e = registerPass(create, ir::kBuiltinOrigin)) return e;
   return Error::success();
 }

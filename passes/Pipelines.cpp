@@ -7,15 +7,16 @@ const std::vector<Pipeline> &builtinPipelines() {
   static const std::vector<Pipeline> pipelines = {
       {"inference", "Cleans up a forward graph for inference and fuses its layers.",
        {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-activation",
-        "fuse-residual-add"}},
+        "fuse-residual-add", "fuse-elementwise"}},
       {"default", "The pipeline `dtnnc compile` runs.",
        {"shape-infer", "repeat(canonicalize,cse,dce)", "fold-batchnorm", "fuse-activation",
-        "fuse-residual-add"}},
+        "fuse-residual-add", "fuse-elementwise"}},
       // Fusion before autodiff serves the train step; after it, batch norm
       // folding and the fusion it enables serve the eval step.
       {"train", "Builds the train and eval steps: `dtnnc compile --emit=train-ir`, dtnn-run.",
        {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-activation", "fuse-residual-add",
-        "autodiff", "fold-batchnorm", "fuse-activation", "fuse-residual-add", "repeat(cse,dce)"}},
+        "autodiff", "fold-batchnorm", "fuse-activation", "fuse-residual-add", "repeat(cse,dce)",
+        "fuse-elementwise"}},
   };
   return pipelines;
 }

@@ -20,6 +20,17 @@ public:
     return "";
   }
 
+  std::vector<std::string> backendsFor(const std::string &name) const override {
+    std::vector<std::string> out;
+    for (const std::string &b : backends_)
+      for (const KernelEntry *e : KernelRegistry::get().all())
+        if (e->op == name && e->backend == b) {
+          out.push_back(b);
+          break;
+        }
+    return out;
+  }
+
 private:
   std::vector<std::string> backends_;
 };

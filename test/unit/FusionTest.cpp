@@ -34,6 +34,9 @@ public:
     bool fused = op.attrs().find("act") && op.attrs().getString("act") != "none";
     return op.name() == "conv2d" && fused ? "slow" : "fast";
   }
+  std::vector<std::string> backendsFor(const std::string &) const override {
+    return {"fast", "slow"};
+  }
 };
 
 std::string runFusion(const passes::FusionTarget *target) {

@@ -66,7 +66,8 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"progress-every", "SECONDS", "when the output is not a terminal, a progress line every "
                                   "SECONDS of an epoch (default 30)"},
     {"profile", "", "time every op of the train step and print a table at the end"},
-    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)", false, cli::Agree::Value},
+    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain); implies --no-jit", false, cli::Agree::Value},
+    {"no-jit", "", "leave out fuse-elementwise, whose fused ops the jit backend compiles", false, cli::Agree::Value},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
     {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
     {"comm-progress-ms", "MS", "under mpirun: while reductions are in flight, move their messages "
@@ -366,6 +367,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   }
   passes::PassManagerOptions po;
   po.noFuse = args->has("no-fuse");
+  po.noJit = args->has("no-jit");
   // Fusion passes ask the backends this run plans with.
   auto target = runtime::makeFusionTarget(args->get("backend"));
   if (!target) return usageError(target.error().message());

@@ -53,7 +53,8 @@ const std::vector<cli::OptionSpec> kPassOptions = {
     {"print-ir-after", "NAME", "print the IR after the named pass", true},
     {"verify-each", "", "verify the IR after every pass"},
     {"time-passes", "", "print the time each pass took (to stderr)"},
-    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain)"},
+    {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain); implies --no-jit"},
+    {"no-jit", "", "leave out fuse-elementwise, whose fused ops the jit backend compiles"},
 };
 
 const std::vector<cli::OptionSpec> kPlanOptions = {
@@ -152,6 +153,7 @@ Expected<bool> runPasses(const cli::ParsedArgs &args, const std::string &default
   o.irOut = &irOut;
   o.timingOut = &std::cerr;
   o.noFuse = args.has("no-fuse");
+  o.noJit = args.has("no-jit");
   // Fusion passes ask the backends the module would run on (--backend).
   auto target = runtime::makeFusionTarget(args.get("backend"));
   if (!target) return target.takeError();
