@@ -86,6 +86,7 @@ private:
   bool parseParam();
   bool parseGraph();
   bool parseOp(Graph &g);
+  bool parseInputs(Graph &g, const char *what, const char *example, const char *short_);
   bool parseBody(const Token &opTok, std::unique_ptr<Graph> &body);
   bool parseBodyContents(const Token &opTok, Graph &body);
   bool parseOperand(Value *&v);
@@ -178,21 +179,8 @@ bool Parser::parseGraph() {
   values_.clear();
   advance();
   if (!expect(Token::LParen, "'(' after the graph name")) return false;
-  while (!tok_.is(Token::RParen)) {
-    if (!tok_.is(Token::ValueRef))
-      return errorAt(tok_, "expected a graph input like %x, got " + tokenDescription(tok_));
-    Token inTok = tok_;
-    char c0 = inTok.str[0];
-    if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_'))
-      return errorAt(inTok, "graph input names must start with a letter or '_'");
-    advance();
-    TensorType type;
-    if (!expect(Token::Colon, "':' after the input name") || !parseType(type)) return false;
-    if (!defineValue(inTok, g.addInput(inTok.str, std::move(type)))) return false;
-    if (!tok_.is(Token::Comma)) break;
-    advance();
-  }
-  if (!expect(Token::RParen, "')' after the graph inputs") ||
+  if (!parseInputs(g, "graph input", "%x", "input") ||
+      !expect(Token::RParen, "')' after the graph inputs") ||
       !expect(Token::Arrow, "'->' and the graph's output types"))
     return false;
   std::vector<TensorType> signature(1);
@@ -359,21 +347,8 @@ bool Parser::parseBodyContents(const Token &opTok, Graph &body) {
                              "' on the next line, like (%x0: f32[4]), got " +
                              tokenDescription(tok_));
   advance();
-  while (!tok_.is(Token::RParen)) {
-    if (!tok_.is(Token::ValueRef))
-      return errorAt(tok_, "expected a region argument like %x0, got " + tokenDescription(tok_));
-    Token argTok = tok_;
-    char c0 = argTok.str[0];
-    if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_'))
-      return errorAt(argTok, "region argument names must start with a letter or '_'");
-    advance();
-    TensorType type;
-    if (!expect(Token::Colon, "':' after the argument name") || !parseType(type)) return false;
-    if (!defineValue(argTok, body.addInput(argTok.str, std::move(type)))) return false;
-    if (!tok_.is(Token::Comma)) break;
-    advance();
-  }
-  if (!expect(Token::RParen, "')' after the region arguments") ||
+  if (!parseInputs(body, "region argument", "%x0", "argument") ||
+      !expect(Token::RParen, "')' after the region arguments") ||
       !expectLineEnd("the region arguments"))
     return false;
   while (!tok_.isIdent("yield")) {
@@ -393,6 +368,30 @@ bool Parser::parseBodyContents(const Token &opTok, Graph &body) {
     return errorAt(tok_, "expected '}' on the line after the yield of the region of '" + opName +
                              "', got " + tokenDescription(tok_));
   advance();
+  return true;
+}
+
+// inputs ::= (VALUEREF ':' type (',' VALUEREF ':' type)*)?, up to the ')'.
+// `what` names one ("graph input"), `example` shows one, `short_` names it
+// after its name ("':' after the input name").
+bool Parser::parseInputs(Graph &g, const char *what, const char *example, const char *short_) {
+  while (!tok_.is(Token::RParen)) {
+    if (!tok_.is(Token::ValueRef))
+      return errorAt(tok_, std::string("expected a ") + what + " like " + example + ", got " +
+                               tokenDescription(tok_));
+    Token inTok = tok_;
+    char c0 = inTok.str[0];
+    if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_'))
+      return errorAt(inTok, std::string(what) + " names must start with a letter or '_'");
+    advance();
+    TensorType type;
+    if (!expect(Token::Colon, (std::string("':' after the ") + short_ + " name").c_str()) ||
+        !parseType(type))
+      return false;
+    if (!defineValue(inTok, g.addInput(inTok.str, std::move(type)))) return false;
+    if (!tok_.is(Token::Comma)) break;
+    advance();
+  }
   return true;
 }
 
