@@ -21,8 +21,8 @@
 // A group becomes one `fused` op when it holds at least min-ops ops (default
 // 2), and, given a target (passes/FusionTarget.h), only if the backend that
 // would run the fused op is not the reference fallback, or ran every op of
-// the group already; a single op is fused when a target runs the fused op on
-// another backend than the op, other than the reference one. The region's
+// the group already; a single op is fused when only the reference backend
+// would run it and a compiling backend takes the fused op. The region's
 // arguments are the values the group reads from outside, in order of first
 // use; its ops are the group's, in order, with their locations; it yields
 // every result used outside the group or returned by the graph, in order.
@@ -291,10 +291,8 @@ private:
     // run the group: worth it where it ran every op already.
     if (!compilerInRun_) return grp.ops.size() >= minOps_ && allReference;
     std::string fusedOn = backendOfGroup(grp);
-    bool sameBackend = true;
-    for (const ir::Op *m : grp.ops) sameBackend &= target_->backendOf(*m) == fusedOn;
     if (fusedOn.empty() || (fusedOn == "reference" && !allReference)) return false;
-    return grp.ops.size() >= minOps_ || (!sameBackend && fusedOn != "reference");
+    return grp.ops.size() >= minOps_ || (allReference && fusedOn != "reference");
   }
 
   // The backend that would run the group as a fused op, asked of the target

@@ -12,6 +12,9 @@
 #ifdef DTNN_HAVE_ONEDNN
 #include "backends/onednn/OnednnBackend.h"
 #endif
+#ifdef DTNN_HAVE_JIT
+#include "backends/jit/JitBackend.h"
+#endif
 
 #include <optional>
 
@@ -25,6 +28,9 @@ Error registerAll() {
                            reference::registerReferenceBackend,
 #ifdef DTNN_HAVE_ONEDNN
                            onednn::registerOnednnBackend,
+#endif
+#ifdef DTNN_HAVE_JIT
+                           jit::registerJitBackend,
 #endif
                            registerBuiltinDataSources, runtime::registerBuiltinSchedules})
     if (Error e = layer()) return e;

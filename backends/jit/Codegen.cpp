@@ -1,0 +1,335 @@
+// The jit's code generator, built as the module libdtnn-jit.so (see
+// backends/jit/CodegenApi.h): the only code of dtnn that links LLVM.
+#include "backends/jit/CodegenApi.h"
+
+#include "backends/jit/ScalarOps.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/OptimizationLevel.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace dtnn::jit {
+
+namespace {
+
+using llvm::IRBuilder;
+using llvm::Type;
+using llvm::Value;
+
+std::string llvmMessage(llvm::Error e) {
+  std::string out;
+  llvm::handleAllErrors(std::move(e), [&](const llvm::ErrorInfoBase &info) {
+    out += (out.empty() ? "" : "; ") + info.message();
+  });
+  return out;
+}
+
+void initialiseLlvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+// A machine builder for `cpu` ("" or "native": the host, with its features
+// as LLVM detects them).
+llvm::Expected<llvm::orc::JITTargetMachineBuilder> machineFor(const std::string &cpu) {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) return jtmb.takeError();
+  if (!cpu.empty() && cpu != "native") {
+    jtmb->setCPU(cpu);
+    jtmb->getFeatures() = llvm::SubtargetFeatures();
+  }
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  return jtmb;
+}
+
+// Builds the kernel of `plan` over `body` in module `m`: `name.body` with one
+// noalias pointer per tensor, and `name`, which unpacks the pointer array and
+// calls it.
+class KernelBuilder {
+public:
+  KernelBuilder(llvm::Module &m, const ir::Graph &body, const LoopPlan &plan)
+      : m_(m), ctx_(m.getContext()), body_(body), plan_(plan),
+        t_(plan.dtype == ir::DType::F64 ? Type::getDoubleTy(ctx_) : Type::getFloatTy(ctx_)),
+        i64_(Type::getInt64Ty(ctx_)), ptr_(llvm::PointerType::get(ctx_, 0)) {}
+
+  void build(const std::string &name, llvm::TargetMachine &tm) {
+    size_t n = body_.inputs().size() + body_.outputs().size();
+    std::vector<Type *> params(n, ptr_);
+    params.insert(params.end(), {ptr_, i64_, i64_, i64_, i64_});
+    auto *fty = llvm::FunctionType::get(Type::getVoidTy(ctx_), params, false);
+    llvm::Function *inner =
+        llvm::Function::Create(fty, llvm::Function::InternalLinkage, name + ".body", m_);
+    for (size_t i = 0; i < n; ++i) inner->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+    inner->addFnAttr(llvm::Attribute::NoInline);
+    emitBody(*inner);
+    auto *ety = llvm::FunctionType::get(Type::getVoidTy(ctx_), {ptr_, ptr_, i64_, i64_, i64_, i64_},
+                                        false);
+    llvm::Function *entry =
+        llvm::Function::Create(ety, llvm::Function::ExternalLinkage, name, m_);
+    IRBuilder<> b(llvm::BasicBlock::Create(ctx_, "entry", entry));
+    std::vector<Value *> args;
+    for (size_t i = 0; i < n; ++i)
+      args.push_back(b.CreateLoad(ptr_, b.CreateConstGEP1_64(ptr_, entry->getArg(0), i)));
+    for (unsigned i = 1; i < 6; ++i) args.push_back(entry->getArg(i));
+    b.CreateCall(inner, args);
+    b.CreateRetVoid();
+    for (llvm::Function *f : {inner, entry}) {
+      f->addFnAttr("target-cpu", tm.getTargetCPU());
+      f->addFnAttr("target-features", tm.getTargetFeatureString());
+    }
+  }
+
+private:
+  // rows: for r in [rb, re): coordinates of r, each tensor's base offset,
+  // then the inner loop for j in [jb, je) over the region's ops.
+  void emitBody(llvm::Function &f) {
+    size_t nArgs = body_.inputs().size(), n = nArgs + body_.outputs().size();
+    size_t q = plan_.sizes.size();
+    llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx_, "entry", &f);
+    IRBuilder<> b(entry);
+    Value *sizesPtr = f.getArg(unsigned(n));
+    Value *rb = f.getArg(unsigned(n + 1)), *re = f.getArg(unsigned(n + 2));
+    Value *jb = f.getArg(unsigned(n + 3)), *je = f.getArg(unsigned(n + 4));
+    std::vector<Value *> e;
+    for (size_t k = 0; k < q; ++k)
+      e.push_back(b.CreateLoad(i64_, b.CreateConstGEP1_64(i64_, sizesPtr, k), "e" + std::to_string(k)));
+    // Row strides of each tensor, in elements: the product of the sizes it
+    // spans after dimension k; 0 where it does not span k.
+    std::vector<std::vector<Value *>> stride(n, std::vector<Value *>(q, b.getInt64(0)));
+    for (size_t t = 0; t < n; ++t)
+      for (size_t k = 0; k + 1 < q; ++k) {
+        if (!plan_.spans[t][k]) continue;
+        Value *s = b.getInt64(1);
+        for (size_t j = k + 1; j < q; ++j)
+          if (plan_.spans[t][j]) s = b.CreateMul(s, e[j]);
+        stride[t][k] = s;
+      }
+    llvm::BasicBlock *rowHead = llvm::BasicBlock::Create(ctx_, "row", &f);
+    llvm::BasicBlock *rowBody = llvm::BasicBlock::Create(ctx_, "row.body", &f);
+    llvm::BasicBlock *innerHead = llvm::BasicBlock::Create(ctx_, "inner", &f);
+    llvm::BasicBlock *innerBody = llvm::BasicBlock::Create(ctx_, "inner.body", &f);
+    llvm::BasicBlock *innerExit = llvm::BasicBlock::Create(ctx_, "inner.exit", &f);
+    llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "exit", &f);
+    b.CreateBr(rowHead);
+
+    b.SetInsertPoint(rowHead);
+    llvm::PHINode *r = b.CreatePHI(i64_, 2, "r");
+    r->addIncoming(rb, entry);
+    b.CreateCondBr(b.CreateICmpSLT(r, re), rowBody, exit);
+
+    b.SetInsertPoint(rowBody);
+    std::vector<Value *> coord(q, nullptr);
+    Value *rem = r;
+    for (size_t k = q - 1; k-- > 0;) {
+      coord[k] = k == 0 ? rem : b.CreateURem(rem, e[k]);
+      if (k > 0) rem = b.CreateUDiv(rem, e[k]);
+    }
+    std::vector<Value *> base(n);
+    for (size_t t = 0; t < n; ++t) {
+      Value *o = b.getInt64(0);
+      for (size_t k = 0; k + 1 < q; ++k)
+        if (plan_.spans[t][k]) o = b.CreateAdd(o, b.CreateMul(coord[k], stride[t][k]));
+      base[t] = o;
+    }
+    b.CreateBr(innerHead);
+
+    // Accumulators of the reductions over the inner dimension.
+    b.SetInsertPoint(innerHead);
+    llvm::PHINode *j = b.CreatePHI(i64_, 2, "j");
+    j->addIncoming(jb, rowBody);
+    std::map<size_t, llvm::PHINode *> acc;
+    for (size_t y = 0; y < plan_.reduced.size(); ++y)
+      if (plan_.reduced[y] && !plan_.spans[nArgs + y][q - 1]) {
+        acc[y] = b.CreatePHI(t_, 2, "acc" + std::to_string(y));
+        acc[y]->addIncoming(llvm::ConstantFP::get(t_, 0.0), rowBody);
+      }
+    b.CreateCondBr(b.CreateICmpSLT(j, je), innerBody, innerExit);
+
+    b.SetInsertPoint(innerBody);
+    auto index = [&](size_t t) {
+      return plan_.spans[t][q - 1] ? b.CreateAdd(base[t], j) : base[t];
+    };
+    std::map<const ir::Value *, Value *> vals;
+    for (size_t i = 0; i < nArgs; ++i)
+      vals[body_.inputs()[i]] =
+          b.CreateLoad(t_, b.CreateGEP(t_, f.getArg(unsigned(i)), index(i)), body_.inputs()[i]->name());
+    for (const auto &op : body_.ops()) {
+      std::vector<Value *> in;
+      for (const ir::Value *v : op->operands()) in.push_back(vals.at(v));
+      vals[op->result(0)] = emitScalarOp(b, m_, *op, in, t_);
+    }
+    llvm::FastMathFlags reassoc;
+    reassoc.setAllowReassoc();
+    reassoc.setNoSignedZeros();
+    for (size_t y = 0; y < body_.outputs().size(); ++y) {
+      size_t t = nArgs + y;
+      Value *v = vals.at(body_.outputs()[y]);
+      if (acc.count(y)) {
+        Value *next = b.CreateFAdd(acc[y], v);
+        llvm::cast<llvm::Instruction>(next)->setFastMathFlags(reassoc);
+        acc[y]->addIncoming(next, innerBody);
+        continue;
+      }
+      Value *p = b.CreateGEP(t_, f.getArg(unsigned(t)), index(t));
+      if (plan_.reduced[y]) v = b.CreateFAdd(b.CreateLoad(t_, p), v);
+      b.CreateStore(v, p);
+    }
+    Value *jNext = b.CreateAdd(j, b.getInt64(1));
+    j->addIncoming(jNext, innerBody);
+    b.CreateBr(innerHead);
+
+    b.SetInsertPoint(innerExit);
+    for (auto &[y, phi] : acc) {
+      Value *p = b.CreateGEP(t_, f.getArg(unsigned(nArgs + y)), base[nArgs + y]);
+      b.CreateStore(b.CreateFAdd(b.CreateLoad(t_, p), phi), p);
+    }
+    r->addIncoming(b.CreateAdd(r, b.getInt64(1)), innerExit);
+    b.CreateBr(rowHead);
+
+    b.SetInsertPoint(exit);
+    b.CreateRetVoid();
+  }
+
+  llvm::Module &m_;
+  llvm::LLVMContext &ctx_;
+  const ir::Graph &body_;
+  const LoopPlan &plan_;
+  Type *t_;
+  Type *i64_;
+  Type *ptr_;
+};
+
+// Builds and optimises the kernel's module for target machine `tm`.
+Expected<std::unique_ptr<llvm::Module>> buildModule(llvm::LLVMContext &ctx, const ir::Graph &body,
+                                                    const LoopPlan &plan, const std::string &name,
+                                                    llvm::TargetMachine &tm) {
+  auto m = std::make_unique<llvm::Module>("dtnn.fused", ctx);
+  m->setDataLayout(tm.createDataLayout());
+  m->setTargetTriple(tm.getTargetTriple().str());
+  KernelBuilder(*m, body, plan).build(name, tm);
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*m, &os)) return Error::make("the jit made invalid LLVM IR: " + problems);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, mam);
+  return m;
+}
+
+// The process's compiler: one LLJIT for the host and the kernels it made.
+class Jit {
+public:
+  static Jit &get() {
+    static Jit jit;
+    return jit;
+  }
+
+  Expected<KernelFn> kernel(const ir::Graph &body, const LoopPlan &plan) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!jit_) return Error::make("cannot start LLVM's JIT: " + startError_);
+    if (auto it = cache_.find(plan.key); it != cache_.end()) return it->second;
+    std::string name = "dtnn_fused_" + std::to_string(cache_.size());
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    Expected<std::unique_ptr<llvm::Module>> m = buildModule(*ctx, body, plan, name, *tm_);
+    if (!m) return Error::make(m.error().message());
+    if (llvm::Error e = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(*m), std::move(ctx))))
+      return Error::make("LLVM could not compile a fused kernel: " + llvmMessage(std::move(e)));
+    auto sym = jit_->lookup(name);
+    if (!sym) return Error::make("LLVM could not link a fused kernel: " + llvmMessage(sym.takeError()));
+    KernelFn fn = sym->toPtr<KernelFn>();
+    cache_[plan.key] = fn;
+    return fn;
+  }
+
+private:
+  Jit() {
+    initialiseLlvm();
+    auto jtmb = machineFor("");
+    if (!jtmb) {
+      startError_ = llvmMessage(jtmb.takeError());
+      return;
+    }
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) {
+      startError_ = llvmMessage(tm.takeError());
+      return;
+    }
+    tm_ = std::move(*tm);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+    if (!jit) {
+      startError_ = llvmMessage(jit.takeError());
+      return;
+    }
+    jit_ = std::move(*jit);
+    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit_->getDataLayout().getGlobalPrefix());
+    if (!process) {
+      startError_ = llvmMessage(process.takeError());
+      jit_.reset();
+      return;
+    }
+    jit_->getMainJITDylib().addGenerator(std::move(*process));
+  }
+
+  std::mutex mu_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::string startError_;
+  std::map<std::string, KernelFn> cache_;
+};
+
+Expected<KernelFn> compile(const ir::Graph &body, const LoopPlan &plan) {
+  return Jit::get().kernel(body, plan);
+}
+
+Expected<std::string> llvmIR(const ir::Graph &body, const LoopPlan &plan, const std::string &name,
+                             const std::string &cpu) {
+  initialiseLlvm();
+  auto jtmb = machineFor(cpu);
+  if (!jtmb) return Error::make("LLVM: " + llvmMessage(jtmb.takeError()));
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) return Error::make("LLVM: unknown CPU '" + cpu + "': " + llvmMessage(tm.takeError()));
+  llvm::LLVMContext ctx;
+  Expected<std::unique_ptr<llvm::Module>> m = buildModule(ctx, body, plan, name, **tm);
+  if (!m) return Error::make(m.error().message());
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  (*m)->print(os, nullptr);
+  return out;
+}
+
+} // namespace
+
+} // namespace dtnn::jit
+
+extern "C" __attribute__((visibility("default"))) const dtnn::jit::CodegenApi *
+dtnn_jit_codegen_api() {
+  static const dtnn::jit::CodegenApi api{dtnn::jit::CodegenApi::kVersion, dtnn::jit::compile,
+                                         dtnn::jit::llvmIR};
+  return &api;
+}

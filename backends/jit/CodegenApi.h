@@ -1,0 +1,40 @@
+// The interface between libdtnn and the jit's code generator, a module of
+// its own (libdtnn-jit.so, beside libdtnn) that links LLVM. libdtnn loads it
+// the first time a fused op needs a kernel, so that a program that compiles
+// nothing never maps LLVM, and a run where it cannot be loaded (an address-
+// space limit) falls back to the reference backend.
+#pragma once
+
+#include "backends/jit/LoopPlan.h"
+
+#include <cstdint>
+#include <string>
+
+namespace dtnn::jit {
+
+// A compiled kernel: `ptrs` holds the region's arguments, then its yields;
+// `sizes` the plan's merged sizes. It runs rows [rowBegin, rowEnd) and, of
+// each row, the inner positions [innerBegin, innerEnd). Reduction results
+// must be zero before the first call; they are added to.
+using KernelFn = void (*)(void *const *ptrs, const int64_t *sizes, int64_t rowBegin,
+                          int64_t rowEnd, int64_t innerBegin, int64_t innerEnd);
+
+// What the module hands libdtnn. The version changes with this struct.
+struct CodegenApi {
+  static constexpr int kVersion = 1;
+  int version = kVersion;
+  // The kernel of `plan` over `body`, compiled for the host CPU on first use
+  // of its key (then cached in memory).
+  Expected<KernelFn> (*compile)(const ir::Graph &body, const LoopPlan &plan);
+  // The optimised LLVM IR of that kernel for CPU `cpu` ("" or "native": the
+  // host), its function named `name`.
+  Expected<std::string> (*llvmIR)(const ir::Graph &body, const LoopPlan &plan,
+                                  const std::string &name, const std::string &cpu);
+};
+
+// The module's one exported symbol.
+inline constexpr const char *kCodegenSymbol = "dtnn_jit_codegen_api";
+// The module's file name, beside libdtnn.
+inline constexpr const char *kCodegenModule = "libdtnn-jit.so";
+
+} // namespace dtnn::jit

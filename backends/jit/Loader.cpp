@@ -1,0 +1,57 @@
+// Loads the jit's code generator (libdtnn-jit.so, beside libdtnn) the first
+// time a kernel is compiled, and forwards to it.
+#include "backends/jit/Codegen.h"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <mutex>
+
+namespace dtnn::jit {
+
+namespace {
+
+// The module's interface, or why it could not be loaded.
+Expected<const CodegenApi *> codegen() {
+  static std::once_flag once;
+  static const CodegenApi *api = nullptr;
+  static std::string failure;
+  std::call_once(once, [] {
+    Dl_info info;
+    std::string path = kCodegenModule;
+    if (dladdr(reinterpret_cast<void *>(&codegen), &info) && info.dli_fname)
+      path = (std::filesystem::path(info.dli_fname).parent_path() / kCodegenModule).string();
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *why = dlerror();
+      failure = "cannot load the jit's code generator " + path + ": " + (why ? why : "unknown");
+      return;
+    }
+    auto get = reinterpret_cast<const CodegenApi *(*)()>(dlsym(handle, kCodegenSymbol));
+    const CodegenApi *found = get ? get() : nullptr;
+    if (!found || found->version != CodegenApi::kVersion) {
+      failure = path + " is not this libdtnn's jit code generator";
+      return;
+    }
+    api = found;
+  });
+  if (!api) return Error::make(failure);
+  return api;
+}
+
+} // namespace
+
+Expected<KernelFn> compiledKernel(const ir::Graph &body, const LoopPlan &plan) {
+  Expected<const CodegenApi *> api = codegen();
+  if (!api) return Error::make(api.error().message());
+  return (*api)->compile(body, plan);
+}
+
+Expected<std::string> kernelIR(const ir::Graph &body, const LoopPlan &plan,
+                               const std::string &name, const std::string &cpu) {
+  Expected<const CodegenApi *> api = codegen();
+  if (!api) return Error::make(api.error().message());
+  return (*api)->llvmIR(body, plan, name, cpu);
+}
+
+} // namespace dtnn::jit

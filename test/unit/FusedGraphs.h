@@ -1,0 +1,25 @@
+// Test graphs for fused ops: one graph @f written twice, as its ops and as
+// one fused op whose region holds them, and deterministic input values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtnn::test {
+
+// Deterministic values in [-2, 2) for `n` elements.
+std::vector<double> fusedTestValues(int64_t n, uint64_t seed);
+
+// Graph @f over `inputs` (name and type each) whose ops are `body` (lines of
+// IR over the inputs' names) and which returns `yields` (of `yieldTypes`):
+// once as the ops themselves, once as one fused op whose region holds them.
+struct FusedPair {
+  std::string unfused, fused;
+};
+FusedPair fusedPair(const std::vector<std::pair<std::string, std::string>> &inputs,
+                    const std::vector<std::string> &body, const std::vector<std::string> &yields,
+                    const std::vector<std::string> &yieldTypes);
+
+} // namespace dtnn::test

@@ -1,0 +1,135 @@
+// The jit backend's fused kernels against the same ops unfused on the
+// reference backend, on random inputs: broadcasting both ways (a broadcast
+// operand, a reduction to a smaller shape), every op the jit knows, f32 and
+// f64, sizes 0, 1 and not a multiple of any vector width, rows split across
+// threads, one long row split across threads, and a reduction over the rows
+// (which runs on one thread). The results agree within the rounding of the
+// reductions' order, and a kernel gives the same bits at one and two threads.
+#include "FusedGraphs.h"
+#include "RefRun.h"
+
+#include "runtime/plan/Plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace dtnn::test {
+
+namespace {
+
+// Runs `p` fused on the jit (at 1 and 2 threads) and unfused on the
+// reference backend, on the same inputs of `types`; expects the jit to run
+// the fused op, its results to agree within `tol` relative to the sum of the
+// magnitudes each reduces (or to the value), and the two thread counts to
+// agree bit for bit.
+void expectJitAgrees(const FusedPair &p, const std::vector<ir::TensorType> &types,
+                     double tol = 1e-5) {
+  std::vector<runtime::Tensor> in;
+  for (size_t i = 0; i < types.size(); ++i)
+    in.push_back(makeTensor(types[i], fusedTestValues(runtime::numElements(types[i]), 29 + i)));
+  GraphRunner ref(p.unfused, 1, "reference"), jit1(p.fused, 1, "jit"), jit2(p.fused, 2, "jit");
+  ASSERT_TRUE(ref.ok()) << ref.error() << "\n" << p.unfused;
+  ASSERT_TRUE(jit1.ok()) << jit1.error() << "\n" << p.fused;
+  ASSERT_TRUE(jit2.ok()) << jit2.error();
+  bool onJit = false;
+  for (const runtime::PlanStep &s : jit1.plan()->steps)
+    if (s.op && s.op->name() == "fused") onJit = s.backend == "jit";
+  EXPECT_TRUE(onJit) << "the fused op did not run on the jit\n" << p.fused;
+  std::vector<runtime::Tensor> want = ref.run(in), got = jit1.run(in), got2 = jit2.run(in);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(want[i].type(), got[i].type());
+    std::vector<double> w = toDoubles(want[i]), g = toDoubles(got[i]);
+    for (size_t k = 0; k < w.size(); ++k)
+      ASSERT_NEAR(g[k], w[k], tol * (1 + std::fabs(w[k]))) << "output " << i << " element " << k
+                                                           << "\n" << p.fused;
+    EXPECT_EQ(std::memcmp(got[i].data<char>(), got2[i].data<char>(),
+                          runtime::byteSize(got[i].type())),
+              0)
+        << "output " << i << " differs between one and two threads";
+  }
+}
+
+} // namespace
+
+TEST(JitFused, SqueezeExcitationBackward) {
+  for (const char *t : {"f32", "f64"}) {
+    std::string s = std::string(t) + "[1,3,1,1]", h = std::string(t) + "[1,3,5,7]";
+    FusedPair p = fusedPair({{"s", s}, {"h", h}, {"dy", h}},
+                            {"%dh = mul %dy, %s : " + h, "%p = mul %dy, %h : " + h,
+                             "%ds = sum_like %p, %s : " + s},
+                            {"dh", "ds"}, {h, s});
+    ir::DType d = *ir::parseDType(t);
+    expectJitAgrees(p, {{d, {1, 3, 1, 1}}, {d, {1, 3, 5, 7}}, {d, {1, 3, 5, 7}}},
+                    d == ir::DType::F64 ? 1e-12 : 1e-5);
+  }
+}
+
+// Every op the jit knows, in one chain per family, at a size that is not a
+// multiple of the vector width.
+TEST(JitFused, EveryOp) {
+  const std::string t = "f32[1,37]";
+  std::vector<std::vector<std::string>> chains = {
+      {"%a = add %x, %y {act=\"relu\"} : " + t, "%b = add %a, %y {act=\"sigmoid\"} : " + t,
+       "%c = add %b, %x {act=\"tanh\"} : " + t, "%d = add %c, %y {act=\"relu6\"} : " + t,
+       "%e = sub %d, %x : " + t, "%f = mul %e, %y : " + t, "%g = add %f, %b : " + t,
+       "%r = div %g, %b : " + t},
+      {"%a = relu %x : " + t, "%b = relu6 %y : " + t, "%c = leaky_relu %x {alpha=0.1} : " + t,
+       "%d = add %a, %b : " + t, "%r = add %d, %c : " + t},
+      {"%a = sigmoid %x : " + t, "%b = tanh %y : " + t, "%c = silu %x : " + t,
+       "%d = mul %a, %b : " + t, "%r = add %d, %c : " + t},
+      {"%a = hard_sigmoid %x : " + t, "%b = hard_swish %y : " + t,
+       "%c = scale %x {factor=0.5} : " + t, "%d = add %a, %b : " + t, "%r = add %d, %c : " + t},
+      {"%a = relu_backward %x, %y : " + t, "%b = relu6_backward %x, %y : " + t,
+       "%c = leaky_relu_backward %x, %y {alpha=0.2} : " + t, "%d = add %a, %b : " + t,
+       "%r = add %d, %c : " + t},
+      {"%a = sigmoid_backward %x, %y : " + t, "%b = tanh_backward %x, %y : " + t,
+       "%c = silu_backward %x, %y : " + t, "%d = add %a, %b : " + t, "%r = add %d, %c : " + t},
+      {"%a = hard_sigmoid_backward %x, %y : " + t, "%b = hard_swish_backward %x, %y : " + t,
+       "%r = add %a, %b : " + t},
+  };
+  for (const auto &chain : chains) {
+    // div divides by a sigmoid's result, which stays away from 0.
+    FusedPair p = fusedPair({{"x", t}, {"y", t}}, chain, {"r"}, {t});
+    expectJitAgrees(p, {{ir::DType::F32, {1, 37}}, {ir::DType::F32, {1, 37}}}, 1e-4);
+  }
+}
+
+// Broadcasting both ways: a row vector and a column vector into a matrix.
+TEST(JitFused, BroadcastBothWays) {
+  FusedPair p = fusedPair({{"r", "f32[1,1,9]"}, {"c", "f32[1,13,1]"}},
+                          {"%s = add %r, %c : f32[1,13,9]", "%m = mul %s, %c : f32[1,13,9]"}, {"m"},
+                          {"f32[1,13,9]"});
+  expectJitAgrees(p, {{ir::DType::F32, {1, 1, 9}}, {ir::DType::F32, {1, 13, 1}}});
+}
+
+// Sizes 0 and 1.
+TEST(JitFused, EmptyAndSingleElement) {
+  for (int64_t n : {0, 1}) {
+    std::string t = "f32[1," + std::to_string(n) + "]";
+    FusedPair p = fusedPair({{"x", t}, {"y", t}}, {"%s = add %x, %y : " + t, "%r = relu %s : " + t},
+                            {"r"}, {t});
+    expectJitAgrees(p, {{ir::DType::F32, {1, n}}, {ir::DType::F32, {1, n}}});
+  }
+}
+
+// Many rows (split across threads), one long row (its inner loop split), and
+// a reduction over the rows (one thread).
+TEST(JitFused, ThreadSplits) {
+  FusedPair rows = fusedPair({{"x", "f32[1,96,700]"}, {"b", "f32[96,1]"}},
+                             {"%s = add %x, %b : f32[1,96,700]", "%r = tanh %s : f32[1,96,700]"},
+                             {"r"}, {"f32[1,96,700]"});
+  expectJitAgrees(rows, {{ir::DType::F32, {1, 96, 700}}, {ir::DType::F32, {96, 1}}});
+  FusedPair row = fusedPair({{"x", "f32[1,70000]"}, {"y", "f32[1,70000]"}},
+                            {"%s = mul %x, %y : f32[1,70000]", "%r = sigmoid %s : f32[1,70000]"},
+                            {"r"}, {"f32[1,70000]"});
+  expectJitAgrees(row, {{ir::DType::F32, {1, 70000}}, {ir::DType::F32, {1, 70000}}});
+  FusedPair bias = fusedPair({{"x", "f32[1,300,70]"}, {"like", "f32[70]"}},
+                             {"%g = relu %x : f32[1,300,70]", "%s = sum_like %g, %like : f32[70]"},
+                             {"s"}, {"f32[70]"});
+  expectJitAgrees(bias, {{ir::DType::F32, {1, 300, 70}}, {ir::DType::F32, {70}}}, 1e-4);
+}
+
+} // namespace dtnn::test
