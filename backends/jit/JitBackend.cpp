@@ -39,8 +39,30 @@ void warnOnce(const std::string &key, const std::string &message) {
 
 class FusedKernel final : public runtime::Kernel {
 public:
+  // A region whose every argument and yield has the domain's type computes
+  // the same at every element whatever the layout: it takes its operands in
+  // the first non-plain layout one arrives in (oneDNN's blocked channels)
+  // and runs over whole buffers, padding included, so that no conversion
+  // surrounds it. Other regions run on plain buffers.
   FusedKernel(const runtime::KernelRequest &r, LoopPlan plan, KernelFn fn)
-      : Kernel(r), plan_(std::move(plan)), fn_(fn) {}
+      : Kernel(r), plan_(std::move(plan)), fn_(fn) {
+    bool elementwise = plan_.sizes.size() == 1 && !r.in.empty();
+    for (const auto &s : plan_.spans) elementwise &= s[0];
+    for (bool red : plan_.reduced) elementwise &= !red;
+    for (const runtime::BufferDesc &d : r.in) elementwise &= d.type == r.in[0].type;
+    for (const ir::TensorType &t : r.out) elementwise &= t == r.in[0].type;
+    if (!elementwise) return;
+    const runtime::BufferDesc *layout = &r.in[0];
+    for (const runtime::BufferDesc &d : r.in)
+      if (!d.layout.isPlain()) {
+        layout = &d;
+        break;
+      }
+    if (layout->layout.isPlain()) return;
+    for (auto &d : in_) d = *layout;
+    for (auto &d : out_) d = *layout;
+    plan_.sizes = {static_cast<int64_t>(layout->bytes / ir::dtypeSize(layout->type.dtype))};
+  }
 
   // Each kernel writes every result element after reading the operand
   // elements at the same place, but its pointers are declared not to alias.
@@ -119,7 +141,7 @@ Error registerJitBackend() {
     return e;
   for (ir::DType t : {ir::DType::F32, ir::DType::F64})
     if (Error e = runtime::registerKernel(
-            {"fused", kBackendName, t, runtime::LayoutKind::Plain, makeFused, claimsFused}))
+            {"fused", kBackendName, t, runtime::LayoutKind::Native, makeFused, claimsFused}))
       return e;
   return Error::success();
 }
