@@ -11,6 +11,8 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/OptimizationLevel.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
@@ -193,7 +195,15 @@ private:
     }
     Value *jNext = b.CreateAdd(j, b.getInt64(1));
     j->addIncoming(jNext, innerBody);
-    b.CreateBr(innerHead);
+    // One vector iteration per step, not several interleaved: the loop is
+    // bound by memory, and its body reads as one load per argument.
+    llvm::Metadata *interleave[] = {
+        llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
+        llvm::ConstantAsMetadata::get(b.getInt32(1))};
+    llvm::MDNode *loop = llvm::MDNode::getDistinct(
+        ctx_, {nullptr, llvm::MDNode::get(ctx_, interleave)});
+    loop->replaceOperandWith(0, loop);
+    b.CreateBr(innerHead)->setMetadata(llvm::LLVMContext::MD_loop, loop);
 
     b.SetInsertPoint(innerExit);
     for (auto &[y, phi] : acc) {
@@ -310,6 +320,15 @@ Expected<KernelFn> compile(const ir::Graph &body, const LoopPlan &plan) {
 Expected<std::string> llvmIR(const ir::Graph &body, const LoopPlan &plan, const std::string &name,
                              const std::string &cpu) {
   initialiseLlvm();
+  if (!cpu.empty() && cpu != "native") {
+    std::string triple = llvm::sys::getProcessTriple(), why;
+    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, why);
+    if (!target) return Error::make("LLVM: " + why);
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, "", ""));
+    if (!sti || !sti->isCPUStringValid(cpu))
+      return Error::make("LLVM does not know the CPU '" + cpu + "' (--target-cpu takes LLVM's "
+                         "names, such as x86-64-v3, skylake-avx512 or znver4)");
+  }
   auto jtmb = machineFor(cpu);
   if (!jtmb) return Error::make("LLVM: " + llvmMessage(jtmb.takeError()));
   auto tm = jtmb->createTargetMachine();

@@ -21,6 +21,9 @@
 #include "runtime/plan/Plan.h"
 #include "tools/lib/CommandLine.h"
 #include "tools/lib/DataParallel.h"
+#ifdef DTNN_HAVE_JIT
+#include "backends/jit/JitBackend.h"
+#endif
 
 #include <cerrno>
 #include <cstdlib>
@@ -58,7 +61,9 @@ const std::vector<cli::OptionSpec> kPassOptions = {
 };
 
 const std::vector<cli::OptionSpec> kPlanOptions = {
-    {"batch", "B", "the batch size of --emit=plan (default 1)"},
+    {"batch", "B", "the batch size of --emit=plan and llvm (default 1)"},
+    {"target-cpu", "CPU", "the CPU --emit=llvm compiles for, as LLVM names it (default: this "
+                          "machine's)"},
     {"backend", "NAME", "the backend --emit=plan plans for (default: the build's default)"},
     {"stop-after", "STAGE", "print --emit=plan after select, layouts, buffers or bind (default bind)"},
     {"threads", "T", "the thread count --emit=plan plans for (default: the CPUs this process may "
@@ -71,6 +76,7 @@ struct PlanOptions {
   int threads = 0;
   std::string backend;
   runtime::PlanStage last = runtime::PlanStage::Bind;
+  std::string targetCpu;
 };
 
 // Reads the plan options; fails with a usage error message.
@@ -84,6 +90,7 @@ Error readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOptions &o
     o.batch = v;
   }
   o.backend = args.get("backend");
+  o.targetCpu = args.get("target-cpu");
   if (Error e = runtime::BackendSet::checkName(o.backend)) return e;
   // Kernels size their scratch by the thread count; a count sampled from the machine's load
   // would make the plan text change from run to run.
@@ -200,16 +207,34 @@ Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
   return Error::success();
 }
 
-// Runs the passes of `pipeline` (or --passes) over `m`, then prints after what `out` holds the
-// module, or with `plans` its plans, where --output says.
+// Prints the optimised LLVM IR of the jit's kernel for each fused op, graph by graph, at the
+// plan options' batch and CPU.
+Error printLlvm(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
+#ifdef DTNN_HAVE_JIT
+  for (const auto &g : m.graphs()) {
+    Expected<std::string> text = jit::fusedKernelsIR(*g, o.batch, o.targetCpu);
+    if (!text) return text.takeError();
+    if (!text->empty()) os << "; graph @" << g->name() << "\n" << *text;
+  }
+  return Error::success();
+#else
+  (void)m, (void)o, (void)os;
+  return Error::make("--emit=llvm needs the jit backend, which this build does not have");
+#endif
+}
+
+// Runs the passes of `pipeline` (or --passes) over `m`, then prints after what `out` holds what
+// `kind` says (ir, plan or llvm), where --output says.
 int passAndEmit(const std::string &cmd, const cli::ParsedArgs &args, const std::string &pipeline,
-                ir::Module &m, bool plans, const PlanOptions &plan, std::ostringstream &out) {
+                ir::Module &m, const std::string &kind, const PlanOptions &plan,
+                std::ostringstream &out) {
   Expected<bool> ran = runPasses(args, pipeline, m, out);
   if (!ran) return usageError(cmd, ran.error().message());
   if (!*ran) return kInputError;
-  if (!plans) {
-    ir::printModule(m, out);
-  } else if (Error e = printPlans(m, plan, out)) {
+  Error e = kind == "plan"   ? printPlans(m, plan, out)
+            : kind == "llvm" ? printLlvm(m, plan, out)
+                             : (ir::printModule(m, out), Error::success());
+  if (e) {
     std::cerr << "dtnnc: error: " << e.message() << "\n";
     return kInputError;
   }
@@ -245,7 +270,7 @@ int cmdCatalogue(const std::string &name, const std::string &about,
 int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
-                               {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps) or plan (default ir)"},
+                               {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps), plan or llvm (the jit's kernels; default ir)"},
                                {"I", "DIR", "also search DIR for imported files", true}});
   specs.insert(specs.begin() + 2, kPlanOptions.begin(), kPlanOptions.end());
   specs.insert(specs.begin() + 2, {"ranks", "P", "with --emit=train-ir or plan: make the train "
@@ -261,9 +286,10 @@ int cmdCompile(const std::vector<std::string> &argv) {
   if (args->positional.size() != 1) return usageError("compile", "expected one input file");
   if (Error clash = outputClash(*args)) return usageError("compile", clash.message());
   std::string emitKind = args->get("emit", "ir");
-  if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan")
+  if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan" &&
+      emitKind != "llvm")
     return usageError("compile", "unknown --emit kind '" + emitKind +
-                                     "' (expected ast, ir, train-ir or plan)");
+                                     "' (expected ast, ir, train-ir, plan or llvm)");
   PlanOptions plan;
   if (Error msg = readPlanOptions(*args, emitKind == "plan", plan))
     return usageError("compile", msg.message());
@@ -290,16 +316,17 @@ int cmdCompile(const std::vector<std::string> &argv) {
   }
   auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
   if (!module) return kInputError;
-  bool training = emitKind == "train-ir" || emitKind == "plan";
+  bool training = emitKind == "train-ir" || emitKind == "plan" || emitKind == "llvm";
   std::string pipeline = training ? "train" : "default";
   if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
-  return passAndEmit("compile", *args, pipeline, *module, emitKind == "plan", plan, out);
+  std::string kind = emitKind == "train-ir" ? "ir" : emitKind;
+  return passAndEmit("compile", *args, pipeline, *module, kind, plan, out);
 }
 
 int cmdOpt(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.push_back({"print-pipeline", "", "print the built-in pipelines and exit"});
-  specs.push_back({"emit", "KIND", "what to print after the passes: ir or plan (default ir)"});
+  specs.push_back({"emit", "KIND", "what to print after the passes: ir, plan or llvm (the jit's kernels; default ir)"});
   specs.insert(specs.end(), kPlanOptions.begin(), kPlanOptions.end());
   specs.push_back({"no-verify-input", "", "do not verify the input IR (for passes that repair it)"});
   auto args = cli::parseArgs(argv, specs);
@@ -315,8 +342,8 @@ int cmdOpt(const std::vector<std::string> &argv) {
   if (args->positional.size() != 1) return usageError("opt", "expected one input file");
   if (Error clash = outputClash(*args)) return usageError("opt", clash.message());
   std::string emitKind = args->get("emit", "ir");
-  if (emitKind != "ir" && emitKind != "plan")
-    return usageError("opt", "unknown --emit kind '" + emitKind + "' (expected ir or plan)");
+  if (emitKind != "ir" && emitKind != "plan" && emitKind != "llvm")
+    return usageError("opt", "unknown --emit kind '" + emitKind + "' (expected ir, plan or llvm)");
   PlanOptions plan;
   if (Error msg = readPlanOptions(*args, emitKind == "plan", plan))
     return usageError("opt", msg.message());
@@ -336,7 +363,7 @@ int cmdOpt(const std::vector<std::string> &argv) {
     if (diags.hasErrors()) return kInputError;
   }
   std::ostringstream out;
-  return passAndEmit("opt", *args, "", *module, emitKind == "plan", plan, out);
+  return passAndEmit("opt", *args, "", *module, emitKind, plan, out);
 }
 
 int cmdSummary(const std::vector<std::string> &argv) {
