@@ -38,4 +38,12 @@ FusedPair fusedPair(const std::vector<std::pair<std::string, std::string>> &inpu
   return p;
 }
 
+FusedPair seBackwardPair(const std::string &dtype) {
+  std::string s = dtype + "[1,3,1,1]", h = dtype + "[1,3,5,7]";
+  return fusedPair({{"s", s}, {"h", h}, {"dy", h}},
+                   {"%dh = mul %dy, %s : " + h, "%p = mul %dy, %h : " + h,
+                    "%ds = sum_like %p, %s : " + s},
+                   {"dh", "ds"}, {h, s});
+}
+
 } // namespace dtnn::test

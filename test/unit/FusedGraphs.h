@@ -22,4 +22,9 @@ FusedPair fusedPair(const std::vector<std::pair<std::string, std::string>> &inpu
                     const std::vector<std::string> &body, const std::vector<std::string> &yields,
                     const std::vector<std::string> &yieldTypes);
 
+// The backward of a squeeze-and-excitation multiply y = h * s in element type
+// `dtype` ("f32", "f64"): dh = dy * s (s broadcast over the plane) and ds = the
+// sum of dy * h over the plane, with s [1,3,1,1] and h, dy [1,3,5,7].
+FusedPair seBackwardPair(const std::string &dtype);
+
 } // namespace dtnn::test

@@ -56,11 +56,7 @@ void expectJitAgrees(const FusedPair &p, const std::vector<ir::TensorType> &type
 
 TEST(JitFused, SqueezeExcitationBackward) {
   for (const char *t : {"f32", "f64"}) {
-    std::string s = std::string(t) + "[1,3,1,1]", h = std::string(t) + "[1,3,5,7]";
-    FusedPair p = fusedPair({{"s", s}, {"h", h}, {"dy", h}},
-                            {"%dh = mul %dy, %s : " + h, "%p = mul %dy, %h : " + h,
-                             "%ds = sum_like %p, %s : " + s},
-                            {"dh", "ds"}, {h, s});
+    FusedPair p = seBackwardPair(t);
     ir::DType d = *ir::parseDType(t);
     expectJitAgrees(p, {{d, {1, 3, 1, 1}}, {d, {1, 3, 5, 7}}, {d, {1, 3, 5, 7}}},
                     d == ir::DType::F64 ? 1e-12 : 1e-5);
