@@ -3,33 +3,15 @@
 // lists hold scalars), so every rule is a loop and the call depth is bounded
 // whatever the input. The parser stops at the first error. It takes result
 // types as written; the verifier checks them against the shape rules.
-#include "ir/TextParser.h"
-
-#include "ir/RunSettings.h"
+#include "ir/TextParserImpl.h"
 
 #include "ir/OpTable.h"
-#include "ir/TextLexer.h"
-
-#include <limits>
-#include <map>
 
 namespace dtnn::ir {
 
+namespace textparse {
+
 namespace {
-
-// "; did you mean 'x'?" when a candidate is close to `name`, else "".
-// `sigil` is prepended to the suggestion.
-std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates,
-                       const char *sigil = "") {
-  std::string best = closestMatch(name, candidates);
-  return best.empty() ? "" : std::string("; did you mean '") + sigil + best + "'?";
-}
-
-// The kind name with an indefinite article: "an int list", "a string".
-std::string kindPhrase(AttrKind k) {
-  std::string name = attrKindName(k);
-  return (name[0] == 'i' ? "an " : "a ") + name;
-}
 
 std::string plural(size_t n, const char *word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -45,72 +27,7 @@ std::string resultNote(const OpDef &def, unsigned results) {
          " it updates in place)";
 }
 
-class Parser {
-public:
-  Parser(std::string_view text, const std::string &file, DiagnosticEngine &diags,
-         TextPositions *positions)
-      : lex_(text, file, diags), diags_(diags), positions_(positions) {
-    tok_ = lex_.next();
-  }
-
-  std::unique_ptr<Module> parseModule();
-
-private:
-  void advance() { tok_ = lex_.next(); }
-  // Reports `message` at `t` unless the lexer already reported it.
-  bool errorAt(const Token &t, std::string message) {
-    if (!t.is(Token::Error)) diags_.error(t.loc, std::move(message));
-    return false;
-  }
-  bool errorWithNote(const Token &t, std::string message, const SourceLoc &prev) {
-    Diagnostic d{Severity::Error, t.loc, std::move(message), {}};
-    d.note(prev, "previous definition is here");
-    diags_.report(d);
-    return false;
-  }
-  // Consumes a token of kind `k`, or reports "expected <what>".
-  bool expect(Token::Kind k, const char *what) {
-    if (!tok_.is(k))
-      return errorAt(tok_, std::string("expected ") + what + ", got " + tokenDescription(tok_));
-    advance();
-    return true;
-  }
-  // Requires the next token to start a new line (or end the input).
-  bool expectLineEnd(const char *after) {
-    if (tok_.is(Token::Eof) || tok_.is(Token::Error) || tok_.newlineBefore) return true;
-    return errorAt(tok_, std::string("expected end of line after ") + after + ", got " +
-                             tokenDescription(tok_));
-  }
-
-  bool parseTrainConfig();
-  bool parseParam();
-  bool parseGraph();
-  bool parseOp(Graph &g);
-  bool parseInputs(Graph &g, const char *what, const char *example, const char *short_);
-  bool parseBody(const Token &opTok, std::unique_ptr<Graph> &body);
-  bool parseBodyContents(const Token &opTok, Graph &body);
-  bool parseOperand(Value *&v);
-  bool parseAttrs(const OpDef &def, AttrMap &attrs);
-  bool parseAttrValue(AttrValue &v);
-  bool parseScalar(AttrValue &v);
-  bool parseType(TensorType &t);
-  bool parseLocation(Location &l);
-  bool parseSourceLoc(SourceLoc &l);
-  bool parseUInt32(uint32_t &v, const char *what);
-  bool defineValue(const Token &t, Value *v);
-
-  TextLexer lex_;
-  DiagnosticEngine &diags_;
-  TextPositions *positions_; // Filled when the caller asks where things were read.
-  Token tok_;
-  std::unique_ptr<Module> module_ = std::make_unique<Module>();
-  std::map<std::string, std::pair<Param *, SourceLoc>> params_;
-  std::map<std::string, SourceLoc> graphs_;
-  // Values in scope in the current graph, with where they were defined.
-  std::map<std::string, std::pair<Value *, SourceLoc>> values_;
-  // How many region bodies enclose the op being read (none: a graph's op).
-  int bodyDepth_ = 0;
-};
+} // namespace
 
 // module ::= trainConfig? (param | graph)* EOF
 std::unique_ptr<Module> Parser::parseModule() {
@@ -431,213 +348,13 @@ bool Parser::parseOperand(Value *&v) {
   return true;
 }
 
-// trainConfig ::= 'train' '{' (IDENT '=' attrValue (',' IDENT '=' attrValue)*)? '}'
-// The settings are checked against the run-settings schema (ir/RunSettings.h).
-bool Parser::parseTrainConfig() {
-  Token trainTok = tok_;
-  advance();
-  if (!expect(Token::LBrace, "'{' after 'train'")) return false;
-  AttrMap &config = module_->trainConfig();
-  while (!tok_.is(Token::RBrace)) {
-    if (!tok_.is(Token::Ident))
-      return errorAt(tok_, "expected a setting name, got " + tokenDescription(tok_));
-    Token nameTok = tok_;
-    std::string name(nameTok.spelling);
-    if (config.find(name)) return errorAt(nameTok, "duplicate train setting '" + name + "'");
-    advance();
-    if (!expect(Token::Equal, "'=' after the setting name")) return false;
-    AttrValue value;
-    if (!parseAttrValue(value)) return false;
-    config.set(name, std::move(value));
-    if (!tok_.is(Token::Comma)) break;
-    advance();
-  }
-  if (!expect(Token::RBrace, "',' or '}' in the train settings")) return false;
-  if (auto settings = readRunSettings(config); !settings)
-    return errorAt(trainTok, settings.error().message());
-  return expectLineEnd("the train settings");
-}
-
-// attrs ::= '{' (IDENT '=' attrValue (',' IDENT '=' attrValue)*)? '}'
-bool Parser::parseAttrs(const OpDef &def, AttrMap &attrs) {
-  advance();
-  while (!tok_.is(Token::RBrace)) {
-    if (!tok_.is(Token::Ident))
-      return errorAt(tok_, "expected an attribute name, got " + tokenDescription(tok_));
-    Token nameTok = tok_;
-    std::string name(nameTok.spelling);
-    const AttrSpec *spec = def.findAttr(name);
-    if (!spec) {
-      if (def.attrs.empty())
-        return errorAt(nameTok, "'" + def.name + "' takes no attributes, got '" + name + "'");
-      std::vector<std::string> names;
-      for (const AttrSpec &s : def.attrs) names.push_back(s.name);
-      return errorAt(nameTok, "'" + def.name + "' has no attribute '" + name + "'" +
-                                  didYouMean(name, names));
-    }
-    if (attrs.find(name)) return errorAt(nameTok, "duplicate attribute '" + name + "'");
-    advance();
-    if (!expect(Token::Equal, "'=' after the attribute name")) return false;
-    Token valueTok = tok_;
-    AttrValue value;
-    if (!parseAttrValue(value)) return false;
-    std::optional<AttrValue> coerced = coerceAttr(value, spec->kind);
-    if (!coerced)
-      return errorAt(valueTok, "attribute '" + name + "' of '" + def.name + "' expects " +
-                                   kindPhrase(spec->kind) + ", got " +
-                                   kindPhrase(attrKindOf(value)));
-    attrs.set(name, std::move(*coerced));
-    if (!tok_.is(Token::Comma)) break;
-    advance();
-  }
-  return expect(Token::RBrace, "',' or '}' in the attribute list");
-}
-
-// attrValue ::= scalar | '[' (number (',' number)*)? ']'
-bool Parser::parseAttrValue(AttrValue &v) {
-  if (!tok_.is(Token::LBracket)) return parseScalar(v);
-  advance();
-  std::vector<double> floats;
-  std::vector<int64_t> ints;
-  bool anyFloat = false;
-  while (!tok_.is(Token::RBracket)) {
-    if (tok_.is(Token::LBracket)) return errorAt(tok_, "nested lists are not supported");
-    Token elemTok = tok_;
-    AttrValue elem;
-    if (!parseScalar(elem)) return false;
-    if (auto *i = std::get_if<int64_t>(&elem)) {
-      ints.push_back(*i);
-      floats.push_back(static_cast<double>(*i));
-    } else if (auto *d = std::get_if<double>(&elem)) {
-      anyFloat = true;
-      floats.push_back(*d);
-    } else {
-      return errorAt(elemTok, "list elements must be numbers, got " + tokenDescription(elemTok));
-    }
-    if (!tok_.is(Token::Comma)) break;
-    advance();
-  }
-  if (!expect(Token::RBracket, "',' or ']' in the list")) return false;
-  if (anyFloat)
-    v = std::move(floats);
-  else
-    v = std::move(ints);
-  return true;
-}
-
-// scalar ::= INTEGER | FLOAT | 'true' | 'false' | 'nan' | 'inf' | '-' 'inf' | STRING
-bool Parser::parseScalar(AttrValue &v) {
-  switch (tok_.kind) {
-  case Token::Integer: v = tok_.intValue; break;
-  case Token::Float: v = tok_.floatValue; break;
-  case Token::String: v = tok_.str; break;
-  case Token::Minus:
-    advance();
-    if (!tok_.isIdent("inf"))
-      return errorAt(tok_, "expected a number after '-', got " + tokenDescription(tok_));
-    v = -std::numeric_limits<double>::infinity();
-    break;
-  case Token::Ident:
-    if (tok_.spelling == "true" || tok_.spelling == "false") {
-      v = tok_.spelling == "true";
-      break;
-    }
-    if (tok_.spelling == "nan") {
-      v = std::numeric_limits<double>::quiet_NaN();
-      break;
-    }
-    if (tok_.spelling == "inf") {
-      v = std::numeric_limits<double>::infinity();
-      break;
-    }
-    [[fallthrough]];
-  default: return errorAt(tok_, "expected an attribute value, got " + tokenDescription(tok_));
-  }
-  advance();
-  return true;
-}
-
-// type ::= IDENT '[' (dim (',' dim)*)? ']' | 'token'    dim ::= INTEGER | '?'
-bool Parser::parseType(TensorType &t) {
-  if (!tok_.is(Token::Ident))
-    return errorAt(tok_, "expected a tensor type like f32[?,10], got " + tokenDescription(tok_));
-  std::string name(tok_.spelling);
-  std::optional<DType> dtype = parseDType(name);
-  if (!dtype)
-    return errorAt(tok_, "unknown element type '" + name + "'" +
-                             didYouMean(name, {"f32", "f64", "i32", "i64", "u8", "bool", "token"}));
-  t.dtype = *dtype;
-  t.dims.clear();
-  advance();
-  if (t.isToken()) return true;
-  if (!expect(Token::LBracket, "'[' and the dimensions after the element type")) return false;
-  while (!tok_.is(Token::RBracket)) {
-    if (tok_.is(Token::Question)) {
-      t.dims.push_back(kDynamic);
-    } else if (tok_.is(Token::Integer)) {
-      if (tok_.intValue < 0)
-        return errorAt(tok_,
-                       "dimensions must be non-negative or '?', got " + std::string(tok_.spelling));
-      if (tok_.intValue > kMaxDim)
-        return errorAt(tok_, "dimension " + std::string(tok_.spelling) +
-                                 " is larger than the largest, 2^40 (" + std::to_string(kMaxDim) + ")");
-      t.dims.push_back(tok_.intValue);
-    } else {
-      return errorAt(tok_,
-                     "expected a dimension (an integer or '?'), got " + tokenDescription(tok_));
-    }
-    advance();
-    if (!tok_.is(Token::Comma)) break;
-    advance();
-  }
-  return expect(Token::RBracket, "',' or ']' in the dimensions");
-}
-
-// location ::= 'loc' '(' (sourceLoc | '[' sourceLoc (',' sourceLoc)* ']') ')'
-bool Parser::parseLocation(Location &l) {
-  advance();
-  if (!expect(Token::LParen, "'(' after 'loc'")) return false;
-  if (tok_.is(Token::LBracket)) {
-    advance();
-    while (true) {
-      if (!parseSourceLoc(l.locs.emplace_back())) return false;
-      if (!tok_.is(Token::Comma)) break;
-      advance();
-    }
-    if (!expect(Token::RBracket, "',' or ']' in the location list")) return false;
-  } else if (!parseSourceLoc(l.locs.emplace_back())) {
-    return false;
-  }
-  return expect(Token::RParen, "')' after the location");
-}
-
-// sourceLoc ::= STRING ':' INTEGER ':' INTEGER
-bool Parser::parseSourceLoc(SourceLoc &l) {
-  if (!tok_.is(Token::String))
-    return errorAt(tok_, "expected a quoted file name, got " + tokenDescription(tok_));
-  l.file = tok_.str;
-  advance();
-  return expect(Token::Colon, "':' after the file name") && parseUInt32(l.line, "line") &&
-         expect(Token::Colon, "':' after the line") && parseUInt32(l.col, "column");
-}
-
-bool Parser::parseUInt32(uint32_t &v, const char *what) {
-  if (!tok_.is(Token::Integer) || tok_.intValue < 0 ||
-      tok_.intValue > std::numeric_limits<uint32_t>::max())
-    return errorAt(tok_,
-                   std::string("expected a ") + what + " number, got " + tokenDescription(tok_));
-  v = static_cast<uint32_t>(tok_.intValue);
-  advance();
-  return true;
-}
-
-} // namespace
+} // namespace textparse
 
 std::unique_ptr<Module> parseModule(const std::string &text, const std::string &filename,
                                     SourceManager &sm, DiagnosticEngine &diags,
                                     TextPositions *positions) {
   const std::string &stored = sm.add(filename, text);
-  Parser parser(stored, filename, diags, positions);
+  textparse::Parser parser(stored, filename, diags, positions);
   return parser.parseModule();
 }
 
