@@ -36,10 +36,10 @@ const MetricDef *findMetric(const std::string &name, int64_t &k) {
 }
 
 // The accuracy op: the fraction of samples whose label is among the k largest predictions.
-ir::Value *emitAccuracy(ir::Builder &b, ir::Value *prediction, ir::Value *label, int64_t k,
-                        std::string &error) {
+Expected<ir::Value *> emitAccuracy(ir::Builder &b, ir::Value *prediction, ir::Value *label,
+                                   int64_t k) {
   ir::Value *v = b.create1("accuracy", {prediction, label}, ir::attrs({{"k", std::max<int64_t>(k, 1)}}));
-  if (!v) error = b.takeError().message();
+  if (!v) return b.takeError();
   return v;
 }
 
@@ -106,10 +106,7 @@ Expected<ir::Value *> emitMetric(ir::Builder &b, const std::string &name, ir::Va
   int64_t k = 0;
   const MetricDef *def = findMetric(name, k);
   if (!def) return Error::make("metric '" + name + "' has no implementation");
-  std::string error;
-  ir::Value *v = def->emit(b, prediction, label, k, error);
-  if (!v) return Error::make(error.empty() ? "metric '" + name + "' failed" : error);
-  return v;
+  return def->emit(b, prediction, label, k);
 }
 
 std::string metricLabel(const std::string &name) {

@@ -29,9 +29,9 @@ struct LossDef {
 
 // Appends a metric of `prediction` against i32 class labels `label`; `k` is
 // the number after a numbered metric's name (5 in top5), else 0. Returns the
-// scalar value, or null after setting `error`.
-using MetricEmitter = std::function<ir::Value *(ir::Builder &b, ir::Value *prediction,
-                                                ir::Value *label, int64_t k, std::string &error)>;
+// scalar value, or why it cannot.
+using MetricEmitter = std::function<Expected<ir::Value *>(ir::Builder &b, ir::Value *prediction,
+                                                          ir::Value *label, int64_t k)>;
 
 struct MetricDef {
   std::string name;
