@@ -21,8 +21,9 @@
 // A group becomes one `fused` op when it holds at least min-ops ops (default
 // 2), and, given a target (passes/FusionTarget.h), only if the backend that
 // would run the fused op is not the reference fallback, or ran every op of
-// the group already; a single op is fused when only the reference backend
-// would run it and a compiling backend takes the fused op. The region's
+// the group already; a single op is fused when a compiling backend takes the
+// fused op and only the reference backend would run the op, or the op
+// broadcasts an operand (oneDNN's binary ops are slow at that). The region's
 // arguments are the values the group reads from outside, in order of first
 // use; its ops are the group's, in order, with their locations; it yields
 // every result used outside the group or returned by the graph, in order.
@@ -292,7 +293,20 @@ private:
     if (!compilerInRun_) return grp.ops.size() >= minOps_ && allReference;
     std::string fusedOn = backendOfGroup(grp);
     if (fusedOn.empty() || (fusedOn == "reference" && !allReference)) return false;
-    return grp.ops.size() >= minOps_ || (allReference && fusedOn != "reference");
+    return grp.ops.size() >= minOps_ ||
+           (fusedOn != "reference" && (allReference || broadcasts(grp)));
+  }
+
+  // Whether an op of the group broadcasts an operand into a larger result (a
+  // squeeze-and-excitation scale): oneDNN's binary primitives take a slow
+  // path for that in their blocked layouts, so a compiled kernel is worth it
+  // even for the op alone.
+  static bool broadcasts(const Group &grp) {
+    for (const ir::Op *m : grp.ops)
+      if (m->def().fusion == FusionClass::Broadcast)
+        for (const ir::Value *v : m->operands())
+          if (v->type() != m->result(0)->type()) return true;
+    return false;
   }
 
   // The backend that would run the group as a fused op, asked of the target

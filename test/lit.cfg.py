@@ -51,6 +51,10 @@ config.environment["PATH"] = os.pathsep.join(
 if os.path.exists(os.path.join(config.dtnn_tools_dir, "dtnn-run")):
     config.available_features.add("dtnn-run")
 
+# A build with the jit backend: its code generator lies beside libdtnn.
+if os.path.exists(os.path.join(os.path.dirname(config.dtnn_tools_dir), "lib", "libdtnn-jit.so")):
+    config.available_features.add("jit")
+
 # Tests that keep one CPU busy and let dtnn use the others.
 if len(os.sched_getaffinity(0)) >= 2:
     config.available_features.add("two-cpus")
