@@ -72,6 +72,8 @@ struct Sink {
 // evenly however large the writes of the stream are.
 constexpr size_t kChunk = 64 << 10;
 
+// A failure returns 0, never -1: glibc's stdio takes the cookie's return
+// value as a count, and a negative one sent a large fwrite past its buffer.
 ssize_t sinkWrite(void *cookie, const char *data, size_t size) {
   auto *sink = static_cast<Sink *>(cookie);
   const TestHooks &hooks = sink->hooks;
@@ -80,14 +82,14 @@ ssize_t sinkWrite(void *cookie, const char *data, size_t size) {
     if (hooks.delayMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hooks.delayMs));
     if (hooks.fault && sink->written + chunk > hooks.faultAfter) {
       errno = sink->error = hooks.fault;
-      return -1;
+      return 0;
     }
     ssize_t n = ::write(sink->fd, data + done, chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       sink->error = n < 0 ? errno : EIO;
       errno = sink->error;
-      return -1;
+      return 0;
     }
     done += size_t(n);
     sink->written += uint64_t(n);
