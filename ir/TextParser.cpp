@@ -3,6 +3,8 @@
 // lists hold scalars), so every rule is a loop and the call depth is bounded
 // whatever the input. The parser stops at the first error. It takes result
 // types as written; the verifier checks them against the shape rules.
+#include "ir/TextParser.h"
+
 #include "ir/TextParserImpl.h"
 
 #include "ir/OpTable.h"

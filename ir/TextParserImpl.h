@@ -5,7 +5,6 @@
 
 #include "ir/IR.h"
 #include "ir/TextLexer.h"
-#include "ir/TextParser.h"
 
 #include <map>
 #include <memory>

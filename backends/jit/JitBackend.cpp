@@ -8,6 +8,7 @@
 #include "backends/jit/Codegen.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/KernelRegistry.h"
+#include "runtime/plan/Plan.h"
 
 #include <cstdio>
 #include <cstring>
@@ -154,12 +155,7 @@ Expected<std::string> fusedKernelsIR(const ir::Graph &graph, int64_t batch,
     if (!op->body()) continue;
     std::string name = "fused_" + std::to_string(number++);
     std::vector<ir::TensorType> in;
-    for (const ir::Value *v : op->operands()) {
-      ir::TensorType t = v->type();
-      for (int64_t &d : t.dims)
-        if (d == ir::kDynamic) d = batch;
-      in.push_back(t);
-    }
+    for (const ir::Value *v : op->operands()) in.push_back(runtime::bindBatch(v->type(), batch));
     Expected<LoopPlan> plan = planLoops(*op->body(), in);
     if (!plan) {
       out += "; " + name + ": not compiled: " + plan.error().message() + "\n";
