@@ -67,6 +67,7 @@ struct Group {
   ir::TensorType domain;
   std::set<const ir::Value *> reads; // values the group reads from outside
   size_t first = 0;                  // position of its first op
+  size_t last = 0;                   // position of its last op
 };
 
 class Grouping {
@@ -89,7 +90,7 @@ public:
       }
       if (joined < 0) {
         joined = static_cast<int>(groups_.size());
-        groups_.push_back({{}, domainOf(*op), {}, position_.at(op.get())});
+        groups_.push_back({{}, domainOf(*op), {}, position_.at(op.get()), 0});
       }
       add(*op, joined);
     }
@@ -127,22 +128,27 @@ private:
   }
 
   // Whether op `q` (outside group gi) depends on an op of group gi, taking
-  // every group that q's path enters as a whole.
+  // every group that q's path enters as a whole (a group that starts before
+  // gi may hold a later op that reads gi). An op outside any group, or a
+  // group, that ends before gi's first op cannot depend on gi.
   bool dependsOn(const ir::Op *q, int gi) const {
     size_t floor = groups_[size_t(gi)].first;
     std::set<const ir::Op *> seen;
+    std::set<int> groupsSeen;
     std::vector<const ir::Op *> work{q};
     while (!work.empty()) {
       const ir::Op *o = work.back();
       work.pop_back();
-      if (!o || position_.at(o) < floor || !seen.insert(o).second) continue;
+      if (!o || !seen.insert(o).second) continue;
       auto it = groupOf_.find(o);
       if (it != groupOf_.end()) {
         if (it->second == gi) return true;
-        for (const ir::Op *m : groups_[size_t(it->second)].ops)
-          for (const ir::Value *v : m->operands()) work.push_back(v->definingOp());
+        if (groups_[size_t(it->second)].last >= floor && groupsSeen.insert(it->second).second)
+          for (const ir::Op *m : groups_[size_t(it->second)].ops)
+            for (const ir::Value *v : m->operands()) work.push_back(v->definingOp());
         continue;
       }
+      if (position_.at(o) < floor) continue;
       for (const ir::Value *v : o->operands()) work.push_back(v->definingOp());
     }
     return false;
@@ -151,6 +157,7 @@ private:
   void add(ir::Op &op, int gi) {
     Group &grp = groups_[size_t(gi)];
     grp.ops.push_back(&op);
+    grp.last = position_.at(&op);
     groupOf_[&op] = gi;
     for (const ir::Value *v : op.operands()) {
       const ir::Op *p = v->definingOp();
@@ -291,10 +298,11 @@ private:
     // Without a backend that compiles fused ops, only the reference one would
     // run the group: worth it where it ran every op already.
     if (!compilerInRun_) return grp.ops.size() >= minOps_ && allReference;
+    bool single = grp.ops.size() < minOps_;
+    if (single && !allReference && !broadcasts(grp)) return false;
     std::string fusedOn = backendOfGroup(grp);
     if (fusedOn.empty() || (fusedOn == "reference" && !allReference)) return false;
-    return grp.ops.size() >= minOps_ ||
-           (fusedOn != "reference" && (allReference || broadcasts(grp)));
+    return !single || fusedOn != "reference";
   }
 
   // Whether an op of the group broadcasts an operand into a larger result (a
