@@ -26,6 +26,15 @@ Error BackendRegistry::add(BackendEntry e) {
 
 Error registerBackend(BackendEntry e) { return BackendRegistry::get().add(std::move(e)); }
 
+Expected<BufferDesc> layoutLike(const BufferDesc &like, const ir::TensorType &type) {
+  if (like.layout.isPlain()) return BufferDesc::plain(type);
+  const BackendEntry *owner = BackendRegistry::get().find(like.layout.backend());
+  if (!owner || !owner->layoutLike)
+    return Error::make("the " + like.layout.backend() + " backend cannot arrange " + type.str() +
+                       " as " + like.layout.tag());
+  return owner->layoutLike(like, type);
+}
+
 std::vector<std::string> BackendRegistry::names() const {
   std::vector<std::string> out;
   for (const BackendEntry &e : entries_) out.push_back(e.name);

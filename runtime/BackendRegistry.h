@@ -24,6 +24,12 @@ struct BackendEntry {
   bool fallback = false;
   std::string summary;
   std::function<std::unique_ptr<Backend>(const BackendOptions &)> create;
+  // Optional: the buffer of another type in the same arrangement as `like`,
+  // one of this backend's layouts (the same tag: a per-channel tensor in
+  // the blocked layout of the activations), for kernels of other backends
+  // that read such a tensor in place.
+  std::function<Expected<BufferDesc>(const BufferDesc &like, const ir::TensorType &type)>
+      layoutLike;
   std::string origin = "built-in"; // who registered it, for messages
 };
 
@@ -42,6 +48,11 @@ private:
 
 // Adds a backend to the process-wide registry (BackendRegistry::get().add).
 Error registerBackend(BackendEntry e);
+
+// The buffer of `type` arranged as `like` (see BackendEntry::layoutLike): the
+// plain buffer when `like` is plain; fails when the layout's owner cannot
+// arrange that type.
+Expected<BufferDesc> layoutLike(const BufferDesc &like, const ir::TensorType &type);
 
 // The backends one run plans with, in the order kernel selection asks them:
 // the chosen backend, then each fallback.

@@ -1,6 +1,7 @@
 #include "runtime/Profile.h"
 
 #include "ir/Printer.h"
+#include "ir/ops/FusedActivation.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -215,6 +216,7 @@ std::string StepProfile::table() const {
                   1e3 * r.conversions / runs);
     out += line;
   }
+  out += regionTable();
   if (comms_.empty()) return out;
   double waited = 0;
   for (const Comm &c : comms_) waited += c.waited;
@@ -228,6 +230,45 @@ std::string StepProfile::table() const {
     std::snprintf(line, sizeof line, "  %-20s %12llu %12.3f %14.3f %10.3f\n", c.name.c_str(),
                   static_cast<unsigned long long>(c.bytes), 1e3 * c.began / runs,
                   1e3 * c.took / runs, 1e3 * c.waited / runs);
+    out += line;
+  }
+  return out;
+}
+
+// One row per op with a region, in plan order: the ops it absorbed, where
+// the first came from, the bytes it reads and writes (its operands' and
+// results' buffers), its time and the bandwidth that makes.
+std::string StepProfile::regionTable() const {
+  std::string out;
+  char line[512];
+  double runs = std::max<int64_t>(runs_, 1), total = 0;
+  size_t count = 0;
+  for (size_t s = 0; s < plan_.steps.size(); ++s)
+    if (plan_.steps[s].op && plan_.steps[s].op->body()) {
+      total += stepSeconds_[s];
+      ++count;
+    }
+  if (!count) return out;
+  std::snprintf(line, sizeof line,
+                "fused regions: %zu kernels, %.3f ms a step\n  %-52s %-22s %-10s %10s %9s %8s\n",
+                count, 1e3 * total / runs, "kernel", "source", "backend", "MB", "ms", "GB/s");
+  out += line;
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const PlanStep &step = plan_.steps[s];
+    if (!step.op || !step.op->body()) continue;
+    double bytes = 0;
+    for (const std::vector<int> *list : {&step.in, &step.out})
+      for (int id : *list) bytes += double(plan_.values[id].desc.bytes);
+    double t = stepSeconds_[s] / runs;
+    std::string label = ir::kernelLabel(*step.op);
+    if (label.size() > 52) label = label.substr(0, 49) + "...";
+    std::string where = whereOf(*step.op);
+    size_t slash = where.rfind('/');
+    if (slash != std::string::npos) where = where.substr(slash + 1);
+    char rate[32] = "-";
+    if (t > 0) std::snprintf(rate, sizeof rate, "%.1f", bytes / t / 1e9);
+    std::snprintf(line, sizeof line, "  %-52s %-22s %-10s %10.3f %9.3f %8s\n", label.c_str(),
+                  where.c_str(), step.backend.c_str(), bytes / 1e6, 1e3 * t, rate);
     out += line;
   }
   return out;

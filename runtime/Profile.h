@@ -24,7 +24,9 @@ public:
   // The table, one row per layer in forward order, then the loss, the
   // updates and the totals; then one row per reduction (bucket): when it
   // started into the step, how long it was in flight (to the end of its
-  // wait), and how long the compute queue waited for it at its wait.
+  // wait), and how long the compute queue waited for it at its wait. Ops
+  // with a region (fused) get a section of their own: the ops each absorbed,
+  // its source, the bytes it moves, its time and bandwidth.
   std::string table() const;
   // Mean seconds of each op step (with the conversions feeding it), in plan
   // order; collectives are left out.
@@ -44,6 +46,8 @@ private:
     int start = -1, wait = -1;
     double began = 0, took = 0, waited = 0; // summed seconds
   };
+  std::string regionTable() const;
+
   const Plan &plan_;
   std::vector<Row> rows_;
   std::vector<Comm> comms_;

@@ -99,8 +99,8 @@ public:
   }
 
 private:
-  // rows: for r in [rb, re): coordinates of r, each tensor's base offset,
-  // then the inner loop for j in [jb, je) over the region's ops.
+  // rows: for r in [rb, re): each tensor's base offset at r, then the inner
+  // loop for j in [jb, je) over the region's ops.
   void emitBody(llvm::Function &f) {
     size_t nArgs = body_.inputs().size(), n = nArgs + body_.outputs().size();
     size_t q = plan_.sizes.size();
@@ -111,7 +111,10 @@ private:
     Value *jb = f.getArg(unsigned(n + 3)), *je = f.getArg(unsigned(n + 4));
     std::vector<Value *> e;
     for (size_t k = 0; k < q; ++k)
-      e.push_back(b.CreateLoad(i64_, b.CreateConstGEP1_64(i64_, sizesPtr, k), "e" + std::to_string(k)));
+      e.push_back(k + 1 == q && plan_.fixedInner > 0
+                      ? static_cast<Value *>(b.getInt64(plan_.fixedInner))
+                      : b.CreateLoad(i64_, b.CreateConstGEP1_64(i64_, sizesPtr, k),
+                                     "e" + std::to_string(k)));
     // Row strides of each tensor, in elements: the product of the sizes it
     // spans after dimension k; 0 where it does not span k.
     std::vector<std::vector<Value *>> stride(n, std::vector<Value *>(q, b.getInt64(0)));
@@ -123,32 +126,64 @@ private:
           if (plan_.spans[t][j]) s = b.CreateMul(s, e[j]);
         stride[t][k] = s;
       }
-    llvm::BasicBlock *rowHead = llvm::BasicBlock::Create(ctx_, "row", &f);
+    // The rows as two loops, so that a row costs no division: the prefix
+    // (the row dimensions before the last, one coordinate division per
+    // prefix) and the last row dimension (`mid`, its offsets stepped).
+    Value *em = q >= 2 ? e[q - 2] : b.getInt64(1);
+    Value *p0 = b.CreateUDiv(rb, em, "p0"), *m0 = b.CreateURem(rb, em, "m0");
+    llvm::BasicBlock *prefixHead = llvm::BasicBlock::Create(ctx_, "prefix", &f);
+    llvm::BasicBlock *prefixBody = llvm::BasicBlock::Create(ctx_, "prefix.body", &f);
+    llvm::BasicBlock *midHead = llvm::BasicBlock::Create(ctx_, "row", &f);
     llvm::BasicBlock *rowBody = llvm::BasicBlock::Create(ctx_, "row.body", &f);
+    llvm::BasicBlock *midExit = llvm::BasicBlock::Create(ctx_, "row.exit", &f);
     llvm::BasicBlock *innerHead = llvm::BasicBlock::Create(ctx_, "inner", &f);
     llvm::BasicBlock *innerBody = llvm::BasicBlock::Create(ctx_, "inner.body", &f);
     llvm::BasicBlock *innerExit = llvm::BasicBlock::Create(ctx_, "inner.exit", &f);
     llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "exit", &f);
-    b.CreateBr(rowHead);
+    b.CreateBr(prefixHead);
 
-    b.SetInsertPoint(rowHead);
-    llvm::PHINode *r = b.CreatePHI(i64_, 2, "r");
-    r->addIncoming(rb, entry);
-    b.CreateCondBr(b.CreateICmpSLT(r, re), rowBody, exit);
+    b.SetInsertPoint(prefixHead);
+    llvm::PHINode *pi = b.CreatePHI(i64_, 2, "p");
+    llvm::PHINode *mFirst = b.CreatePHI(i64_, 2, "m.first");
+    pi->addIncoming(p0, entry);
+    mFirst->addIncoming(m0, entry);
+    Value *rowsBefore = b.CreateMul(pi, em);
+    b.CreateCondBr(b.CreateICmpSLT(b.CreateAdd(rowsBefore, mFirst), re), prefixBody, exit);
 
-    b.SetInsertPoint(rowBody);
+    b.SetInsertPoint(prefixBody);
     std::vector<Value *> coord(q, nullptr);
-    Value *rem = r;
-    for (size_t k = q - 1; k-- > 0;) {
+    Value *rem = pi;
+    for (size_t k = q >= 2 ? q - 2 : 0; k-- > 0;) {
       coord[k] = k == 0 ? rem : b.CreateURem(rem, e[k]);
       if (k > 0) rem = b.CreateUDiv(rem, e[k]);
     }
-    std::vector<Value *> base(n);
+    std::vector<Value *> prefixBase(n);
     for (size_t t = 0; t < n; ++t) {
       Value *o = b.getInt64(0);
-      for (size_t k = 0; k + 1 < q; ++k)
+      for (size_t k = 0; k + 2 < q; ++k)
         if (plan_.spans[t][k]) o = b.CreateAdd(o, b.CreateMul(coord[k], stride[t][k]));
-      base[t] = o;
+      prefixBase[t] = o;
+    }
+    Value *left = b.CreateSub(re, rowsBefore);
+    Value *mEnd = b.CreateSelect(b.CreateICmpSLT(left, em), left, em, "m.end");
+    b.CreateBr(midHead);
+
+    b.SetInsertPoint(midHead);
+    llvm::PHINode *m = b.CreatePHI(i64_, 2, "m");
+    m->addIncoming(mFirst, prefixBody);
+    b.CreateCondBr(b.CreateICmpSLT(m, mEnd), rowBody, midExit);
+
+    b.SetInsertPoint(rowBody);
+    std::vector<Value *> base(n);
+    for (size_t t = 0; t < n; ++t)
+      base[t] = q >= 2 && plan_.spans[t][q - 2]
+                    ? b.CreateAdd(prefixBase[t], b.CreateMul(m, stride[t][q - 2]))
+                    : prefixBase[t];
+    // A fixed inner size (a layout's block of lanes) runs whole rows, as
+    // a constant trip count the vectorizer turns into straight vector code.
+    if (plan_.fixedInner > 0) {
+      jb = b.getInt64(0);
+      je = b.getInt64(plan_.fixedInner);
     }
     b.CreateBr(innerHead);
 
@@ -196,12 +231,17 @@ private:
     Value *jNext = b.CreateAdd(j, b.getInt64(1));
     j->addIncoming(jNext, innerBody);
     // One vector iteration per step, not several interleaved: the loop is
-    // bound by memory, and its body reads as one load per argument.
+    // bound by memory, and its body reads as one load per argument. A fixed
+    // trip count is not unrolled into scalar code before the vectorizer
+    // sees the loop (it becomes one vector iteration instead).
     llvm::Metadata *interleave[] = {
         llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
         llvm::ConstantAsMetadata::get(b.getInt32(1))};
-    llvm::MDNode *loop = llvm::MDNode::getDistinct(
-        ctx_, {nullptr, llvm::MDNode::get(ctx_, interleave)});
+    std::vector<llvm::Metadata *> props = {nullptr, llvm::MDNode::get(ctx_, interleave)};
+    if (plan_.fixedInner > 0)
+      props.push_back(
+          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+    llvm::MDNode *loop = llvm::MDNode::getDistinct(ctx_, props);
     loop->replaceOperandWith(0, loop);
     b.CreateBr(innerHead)->setMetadata(llvm::LLVMContext::MD_loop, loop);
 
@@ -210,8 +250,13 @@ private:
       Value *p = b.CreateGEP(t_, f.getArg(unsigned(nArgs + y)), base[nArgs + y]);
       b.CreateStore(b.CreateFAdd(b.CreateLoad(t_, p), phi), p);
     }
-    r->addIncoming(b.CreateAdd(r, b.getInt64(1)), innerExit);
-    b.CreateBr(rowHead);
+    m->addIncoming(b.CreateAdd(m, b.getInt64(1)), innerExit);
+    b.CreateBr(midHead);
+
+    b.SetInsertPoint(midExit);
+    pi->addIncoming(b.CreateAdd(pi, b.getInt64(1)), midExit);
+    mFirst->addIncoming(b.getInt64(0), midExit);
+    b.CreateBr(prefixHead);
 
     b.SetInsertPoint(exit);
     b.CreateRetVoid();

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace dtnn::jit {
@@ -40,29 +41,12 @@ void warnOnce(const std::string &key, const std::string &message) {
 
 class FusedKernel final : public runtime::Kernel {
 public:
-  // A region whose every argument and yield has the domain's type computes
-  // the same at every element whatever the layout: it takes its operands in
-  // the first non-plain layout one arrives in (oneDNN's blocked channels)
-  // and runs over whole buffers, padding included, so that no conversion
-  // surrounds it. Other regions run on plain buffers.
-  FusedKernel(const runtime::KernelRequest &r, LoopPlan plan, KernelFn fn)
+  // Operands and results in `in` and `out`, as the plan asks.
+  FusedKernel(const runtime::KernelRequest &r, LoopPlan plan, KernelFn fn,
+              std::vector<runtime::BufferDesc> in, std::vector<runtime::BufferDesc> out)
       : Kernel(r), plan_(std::move(plan)), fn_(fn) {
-    bool elementwise = plan_.sizes.size() == 1 && !r.in.empty();
-    for (const auto &s : plan_.spans) elementwise &= s[0];
-    for (bool red : plan_.reduced) elementwise &= !red;
-    for (const runtime::BufferDesc &d : r.in) elementwise &= d.type == r.in[0].type;
-    for (const ir::TensorType &t : r.out) elementwise &= t == r.in[0].type;
-    if (!elementwise) return;
-    const runtime::BufferDesc *layout = &r.in[0];
-    for (const runtime::BufferDesc &d : r.in)
-      if (!d.layout.isPlain()) {
-        layout = &d;
-        break;
-      }
-    if (layout->layout.isPlain()) return;
-    for (auto &d : in_) d = *layout;
-    for (auto &d : out_) d = *layout;
-    plan_.sizes = {static_cast<int64_t>(layout->bytes / ir::dtypeSize(layout->type.dtype))};
+    in_ = std::move(in);
+    out_ = std::move(out);
   }
 
   // Each kernel writes every result element after reading the operand
@@ -81,8 +65,9 @@ public:
     if (rows * inner == 0) return Error::success();
     void *const *p = ptrs.data();
     KernelFn fn = fn_;
-    if (rows > 1 && plan_.parallelRows) {
-      int64_t perChunk = std::max<int64_t>(1, kMinChunk / inner);
+    int64_t unit = plan_.rowUnit;
+    if (rows > unit) {
+      int64_t perChunk = unit * std::max<int64_t>(1, kMinChunk / (inner * unit));
       int64_t chunks = (rows + perChunk - 1) / perChunk;
 #pragma omp parallel for schedule(static)
       for (int64_t c = 0; c < chunks; ++c)
@@ -109,16 +94,102 @@ std::vector<ir::TensorType> typesOf(const std::vector<runtime::BufferDesc> &desc
   return out;
 }
 
+// The buffers a plan over `tag` wants, `like` being the domain's buffer in
+// that layout: the domain's layout where the plan arranges a tensor (at the
+// tensor's own type), plain elsewhere. Fails when the layout's owner cannot
+// arrange a type.
+Expected<std::vector<runtime::BufferDesc>> descsFor(const LoopPlan &plan,
+                                                    const std::vector<ir::TensorType> &types,
+                                                    const runtime::BufferDesc *like, size_t first) {
+  std::vector<runtime::BufferDesc> out;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (!plan.arranged[first + i]) {
+      out.push_back(runtime::BufferDesc::plain(types[i]));
+    } else if (types[i] == like->type) {
+      out.push_back(*like);
+    } else {
+      Expected<runtime::BufferDesc> d = runtime::layoutLike(*like, types[i]);
+      if (!d) return Error::make(d.error().message());
+      out.push_back(*d);
+    }
+  }
+  return out;
+}
+
+struct Arranged {
+  LoopPlan plan;
+  std::vector<runtime::BufferDesc> in, out;
+};
+
+// The plan over the layout of `like` and the buffers it wants, or nothing
+// when the jit cannot follow that layout.
+std::optional<Arranged> arrange(const ir::Graph &body, const std::vector<ir::TensorType> &inTypes,
+                                const std::vector<ir::TensorType> &outTypes,
+                                const runtime::BufferDesc &like) {
+  Expected<LoopPlan> plan = planLoops(body, inTypes, like.layout.tag());
+  if (!plan) return std::nullopt;
+  Expected<std::vector<runtime::BufferDesc>> in = descsFor(*plan, inTypes, &like, 0);
+  if (!in) return std::nullopt;
+  Expected<std::vector<runtime::BufferDesc>> out = descsFor(*plan, outTypes, &like, inTypes.size());
+  if (!out) return std::nullopt;
+  return Arranged{std::move(*plan), std::move(*in), std::move(*out)};
+}
+
+// A region whose every argument and yield has the domain's type and which
+// reduces nothing computes the same at every element whatever the layout: it
+// runs over whole buffers of any layout, padding included (where a division
+// cannot fill the padding with NaN).
+bool runsOverWholeBuffers(const ir::Graph &body, const LoopPlan &plan,
+                          const runtime::KernelRequest &r, const runtime::BufferDesc &like) {
+  for (bool red : plan.reduced)
+    if (red) return false;
+  for (const runtime::BufferDesc &d : r.in)
+    if (d.type != like.type) return false;
+  for (const ir::TensorType &t : r.out)
+    if (t != like.type) return false;
+  if (like.bytes != runtime::byteSize(like.type))
+    for (const auto &op : body.ops())
+      if (op->name() == "div") return false;
+  return true;
+}
+
 Expected<std::unique_ptr<runtime::Kernel>> makeFused(const runtime::KernelRequest &r) {
   if (!r.op.body()) return Error::make("'fused' has no region");
-  Expected<LoopPlan> plan = planLoops(*r.op.body(), typesOf(r.in));
+  const ir::Graph &body = *r.op.body();
+  std::vector<ir::TensorType> inTypes = typesOf(r.in);
+  Expected<LoopPlan> plan = planLoops(body, inTypes);
   if (!plan) return Error::make(plan.error().message());
-  Expected<KernelFn> fn = compiledKernel(*r.op.body(), *plan);
+  std::vector<runtime::BufferDesc> in, out;
+  for (const ir::TensorType &t : inTypes) in.push_back(runtime::BufferDesc::plain(t));
+  for (const ir::TensorType &t : r.out) out.push_back(runtime::BufferDesc::plain(t));
+  // Follow the layout of the first operand of the domain's type that
+  // arrives in one (oneDNN's blocked channels), so that no conversion
+  // surrounds the kernel; else run on plain buffers.
+  const runtime::BufferDesc *like = nullptr;
+  for (const runtime::BufferDesc &d : r.in)
+    if (!d.layout.isPlain() && d.type.dims == plan->domain && d.space == runtime::MemorySpace::Host) {
+      like = &d;
+      break;
+    }
+  if (like) {
+    if (std::optional<Arranged> a = arrange(body, inTypes, r.out, *like)) {
+      plan = std::move(a->plan);
+      in = std::move(a->in);
+      out = std::move(a->out);
+    } else if (runsOverWholeBuffers(body, *plan, r, *like)) {
+      // One merged dimension already, which every tensor spans.
+      plan->sizes = {static_cast<int64_t>(like->bytes / ir::dtypeSize(like->type.dtype))};
+      in.assign(in.size(), *like);
+      out.assign(out.size(), *like);
+    }
+  }
+  Expected<KernelFn> fn = compiledKernel(body, *plan);
   if (!fn) {
     warnOnce(plan->key, fn.error().message());
     return Error::make(fn.error().message());
   }
-  return std::unique_ptr<runtime::Kernel>(new FusedKernel(r, std::move(*plan), *fn));
+  return std::unique_ptr<runtime::Kernel>(
+      new FusedKernel(r, std::move(*plan), *fn, std::move(in), std::move(out)));
 }
 
 // The jit takes a fused op whose region it can plan at these operand types.

@@ -2,6 +2,8 @@
 
 #include "ir/Attributes.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -41,6 +43,76 @@ bool spansOf(const std::vector<int64_t> &dims, const std::vector<int64_t> &domai
   return true;
 }
 
+// One dimension of the loops before merging: a logical dimension of the
+// domain, or the blocks or the lanes of a blocked one.
+struct LoopDim {
+  size_t dim;
+  int64_t size;
+  enum Part { Whole, Blocks, Lanes } part = Whole;
+};
+
+// The loop dimensions that layout `tag` gives a domain: its dimensions in
+// stride order, a blocked one split into blocks and (last) lanes; the plain
+// order for an empty tag. Fails for tags with more than one block.
+Expected<std::vector<LoopDim>> loopDimsOf(const std::string &tag,
+                                          const std::vector<int64_t> &domain) {
+  std::vector<LoopDim> dims;
+  size_t rank = domain.size();
+  if (tag.empty() || tag == "plain") {
+    for (size_t k = 0; k < rank; ++k) dims.push_back({k, domain[k]});
+    return dims;
+  }
+  auto refuse = [&] { return Error::make("the jit cannot follow layout " + tag); };
+  size_t pos = 0;
+  std::vector<bool> seen(rank, false);
+  int blocked = -1;
+  for (; pos < tag.size() && std::isalpha(static_cast<unsigned char>(tag[pos])); ++pos) {
+    bool upper = std::isupper(static_cast<unsigned char>(tag[pos]));
+    size_t d = size_t(std::tolower(static_cast<unsigned char>(tag[pos])) - 'a');
+    if (d >= rank || seen[d] || (upper && blocked >= 0)) return refuse();
+    seen[d] = true;
+    if (upper) blocked = int(d);
+    dims.push_back({d, domain[d], upper ? LoopDim::Blocks : LoopDim::Whole});
+  }
+  if (dims.size() != rank) return refuse();
+  if (blocked < 0) return pos == tag.size() ? Expected<std::vector<LoopDim>>(dims) : refuse();
+  size_t digits = pos;
+  while (pos < tag.size() && std::isdigit(static_cast<unsigned char>(tag[pos]))) ++pos;
+  if (pos == digits || pos + 1 != tag.size() || tag[pos] != 'a' + blocked) return refuse();
+  int64_t block = std::stoll(tag.substr(digits, pos - digits));
+  if (block < 1 || block > 1024) return refuse();
+  for (LoopDim &l : dims)
+    if (l.part == LoopDim::Blocks) l.size = (l.size + block - 1) / block;
+  dims.push_back({size_t(blocked), block, LoopDim::Lanes});
+  return dims;
+}
+
+// The block size of loop dimensions `dims` (1 when none is blocked).
+int64_t blockOf(const std::vector<LoopDim> &dims) {
+  return dims.back().part == LoopDim::Lanes ? dims.back().size : 1;
+}
+
+// Whether a tensor that spans the domain dimensions `full` is contiguous over
+// the loop dimensions it spans when stored plain (row-major over its own
+// dims): its plain strides agree with the loops' along every dimension it
+// spans, and a blocked dimension it spans has no padded lanes.
+bool plainFollows(const std::vector<LoopDim> &dims, const std::vector<bool> &full,
+                  const std::vector<int64_t> &domain) {
+  std::vector<int64_t> plainStride(domain.size(), 1);
+  for (size_t k = domain.size(); k-- > 1;)
+    plainStride[k - 1] = plainStride[k] * (full[k] ? domain[k] : 1);
+  int64_t block = blockOf(dims), loopStride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    const LoopDim &l = dims[k];
+    if (!full[l.dim] || l.size == 1) continue;
+    if (l.part != LoopDim::Whole && domain[l.dim] % block != 0) return false;
+    int64_t s = plainStride[l.dim] * (l.part == LoopDim::Blocks ? block : 1);
+    if (s != loopStride) return false;
+    loopStride *= l.size;
+  }
+  return true;
+}
+
 } // namespace
 
 bool jitKnowsOp(const std::string &name) { return knownOps().count(name) != 0; }
@@ -51,7 +123,8 @@ int64_t LoopPlan::rows() const {
   return r;
 }
 
-Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::TensorType> &args) {
+Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::TensorType> &args,
+                             const std::string &tag) {
   Expected<std::map<const ir::Value *, ir::TensorType>> types = ir::inferBodyTypes(body, args);
   if (!types) return Error::make(types.error().message());
   LoopPlan plan;
@@ -104,34 +177,60 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
     if (!spansOf(types->at(tensors[i]).dims, domain, full[i]))
       return Error::make("a tensor of type " + types->at(tensors[i]).str() +
                          " does not broadcast to the domain");
+  plan.domain = domain;
+  Expected<std::vector<LoopDim>> dims = loopDimsOf(tag, domain);
+  if (!dims) return Error::make(dims.error().message());
+  bool arrange = !tag.empty() && tag != "plain";
+  if (arrange && blockOf(*dims) > 1 && domain[dims->back().dim] % blockOf(*dims) != 0 &&
+      structure.find("div(") != std::string::npos)
+    return Error::make("a division would fill the padded lanes of " + tag + " with NaN");
+  // Each tensor plain where that is contiguous along the loops, else in the
+  // domain's layout at its own type, which is when it spans the blocked
+  // dimension (or no dimension is blocked); a tensor of the domain's type
+  // always takes the domain's layout.
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    bool whole = std::find(full[i].begin(), full[i].end(), false) == full[i].end();
+    bool plain = !arrange || (!whole && plainFollows(*dims, full[i], domain));
+    if (!plain && !whole && blockOf(*dims) > 1 && !full[i][dims->back().dim])
+      return Error::make("a tensor of type " + types->at(tensors[i]).str() +
+                         " cannot be read through the blocks of " + tag);
+    plan.arranged.push_back(!plain);
+  }
   // Drop size-1 dimensions, then merge neighbours every tensor agrees on.
-  std::vector<size_t> kept;
-  for (size_t k = 0; k < domain.size(); ++k)
-    if (domain[k] != 1) kept.push_back(k);
   plan.spans.assign(tensors.size(), {});
-  for (size_t k : kept) {
+  bool lanesLast = false; // the last merged dimension is a block's lanes alone
+  for (const LoopDim &l : *dims) {
+    if (l.size == 1) continue;
     bool merge = !plan.sizes.empty();
     for (size_t i = 0; merge && i < tensors.size(); ++i)
-      merge = plan.spans[i].back() == full[i][k];
+      merge = plan.spans[i].back() == full[i][l.dim];
+    lanesLast = !merge && l.part == LoopDim::Lanes;
     if (merge) {
-      plan.sizes.back() *= domain[k];
+      plan.sizes.back() *= l.size;
       continue;
     }
-    plan.sizes.push_back(domain[k]);
-    for (size_t i = 0; i < tensors.size(); ++i) plan.spans[i].push_back(full[i][k]);
+    plan.sizes.push_back(l.size);
+    for (size_t i = 0; i < tensors.size(); ++i) plan.spans[i].push_back(full[i][l.dim]);
   }
   if (plan.sizes.empty()) {
     plan.sizes.push_back(1);
     for (auto &s : plan.spans) s.push_back(true);
   }
-  size_t q = plan.sizes.size();
+  // Rows split between threads only at row dimensions every reduction's
+  // result spans: the leading ones.
+  size_t q = plan.sizes.size(), lead = q - 1;
   for (size_t y = 0; y < plan.reduced.size(); ++y) {
     if (!plan.reduced[y]) continue;
     const std::vector<bool> &s = plan.spans[body.inputs().size() + y];
-    for (size_t k = 0; k + 1 < q; ++k) plan.parallelRows &= s[k];
+    size_t k = 0;
+    while (k + 1 < q && s[k]) ++k;
+    lead = std::min(lead, k);
     plan.parallelInner &= s[q - 1];
   }
-  plan.key = std::string(ir::dtypeName(plan.dtype)) + "|" + structure + "|";
+  for (size_t k = lead; k + 1 < q; ++k) plan.rowUnit *= plan.sizes[k];
+  if (lanesLast && plan.sizes.size() > 1) plan.fixedInner = plan.sizes.back();
+  plan.key = std::string(ir::dtypeName(plan.dtype)) + "|" + structure + "|" +
+             std::to_string(plan.fixedInner) + "|";
   for (const auto &s : plan.spans) {
     for (bool b : s) plan.key += b ? '1' : '0';
     plan.key += ',';

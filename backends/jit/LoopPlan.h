@@ -6,6 +6,13 @@
 // the key under which the compiled code is cached: the region's structure,
 // the element types and the spans, never the sizes, which the code takes as
 // run-time arguments.
+//
+// A plan may follow a layout of the domain (a tag such as aBcd16b, see
+// runtime/Layout.h): its dimensions are then the layout's, in stride order,
+// with a blocked dimension split into the blocks and the lanes of a block
+// (the padded lanes included), so that the domain's tensors are read in the
+// layout they arrive in. A per-channel operand is then indexed through the
+// block: plain when that is contiguous there, else in the same layout.
 #pragma once
 
 #include "ir/Error.h"
@@ -26,21 +33,33 @@ struct LoopPlan {
   std::vector<std::vector<bool>> spans;
   // For each yield: whether a reduction (sum_like) makes it.
   std::vector<bool> reduced;
+  // For each region argument, then each yield: whether it is stored in the
+  // plan's layout (the domain's, at its own type) rather than plain.
+  std::vector<bool> arranged;
+  // The logical dimensions of the domain.
+  std::vector<int64_t> domain;
   ir::DType dtype = ir::DType::F32;
-  // Whether the rows may run on several threads (no reduction sums over a
-  // row dimension), and the inner loop too when there is one row (no
-  // reduction sums along it).
-  bool parallelRows = true, parallelInner = true;
+  // Rows run on several threads in units of this many consecutive rows (the
+  // rows a reduction sums into one place stay in one unit), and the inner
+  // loop too when there is one row and no reduction sums along it.
+  int64_t rowUnit = 1;
+  // The inner size when the code fixes it (the lanes of a layout's block,
+  // which the tag fixes), else 0: the code then always runs whole rows.
+  int64_t fixedInner = 0;
+  bool parallelInner = true;
   std::string key;
 
   int64_t rows() const;
   int64_t inner() const { return sizes.back(); }
 };
 
-// Plans the loops of a fused op's `body` at argument types `args`; fails
+// Plans the loops of a fused op's `body` at argument types `args`, over plain
+// buffers, or following the domain's layout `tag` when one is given; fails
 // with why when the jit cannot compile the region (an op it has no code for,
-// another element type, a shape that is not the domain's).
-Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::TensorType> &args);
+// another element type, a shape that is not the domain's) or cannot follow
+// the layout.
+Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::TensorType> &args,
+                             const std::string &tag = "");
 
 // The ops the jit has code for.
 bool jitKnowsOp(const std::string &name);

@@ -5,6 +5,7 @@
 #include "backends/onednn/OnednnBackend.h"
 
 #include "backends/onednn/Common.h"
+#include "backends/onednn/Primitives.h"
 #include "runtime/BackendRegistry.h"
 
 namespace dtnn::onednn {
@@ -40,6 +41,17 @@ public:
   }
 };
 
+// `type` in the arrangement of `like`, one of this backend's layouts.
+Expected<BufferDesc> layoutLike(const BufferDesc &like, const ir::TensorType &type) {
+  const memory::desc *md = like.layout.descAs<memory::desc>();
+  memory::dims dims(type.dims.begin(), type.dims.end());
+  if (md && type.dtype == like.type.dtype && type.isStatic()) {
+    memory::desc same = sameLayout(*md, dims);
+    if (tagOf(same) == like.layout.tag()) return bufferOf(same, type);
+  }
+  return Error::make("oneDNN has no " + like.layout.tag() + " layout for " + type.str());
+}
+
 } // namespace
 
 Error registerOnednnBackend() {
@@ -50,7 +62,8 @@ Error registerOnednnBackend() {
           {kBackendName, 10, false, "oneDNN primitives in their own layouts (the default on CPU)",
            [](const runtime::BackendOptions &) {
              return std::unique_ptr<runtime::Backend>(new OnednnBackend());
-           }}))
+           },
+           layoutLike}))
     return e;
   KernelList r;
   for (auto *family : {registerBinaryKernels, registerConvKernels, registerDenseKernels,

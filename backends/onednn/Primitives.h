@@ -16,8 +16,9 @@ inline memory::desc anyDesc(const memory::dims &dims) {
   return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
 }
 
-// A descriptor of `dims` in `like`'s layout where that is a plain or
-// channel-blocked one (abcd, acdb, aBcd8b, aBcd16b), else plain.
+// A descriptor of `dims` (and `like`'s rank) in `like`'s layout where that
+// is channels-last or channels blocked by 8 or 16 (acdb, aBcd16b, and their
+// 3-d and 5-d forms), else plain.
 memory::desc sameLayout(const memory::desc &like, const memory::dims &dims);
 
 // Whether a primitive descriptor runs oneDNN's reference (slow) code.

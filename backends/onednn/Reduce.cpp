@@ -6,6 +6,7 @@
 // not depend on the thread count.
 #include "backends/onednn/Primitives.h"
 
+#include <map>
 #include <string>
 
 namespace dtnn::onednn {
@@ -16,11 +17,15 @@ bool isReference(const dnnl::primitive_desc_base &pd) {
 
 memory::desc sameLayout(const memory::desc &like, const memory::dims &dims) {
   using tag = memory::format_tag;
+  static const std::map<std::string, tag> tags = {
+      {"acb", tag::acb},         {"aBc8b", tag::aBc8b},       {"aBc16b", tag::aBc16b},
+      {"acdb", tag::acdb},       {"aBcd8b", tag::aBcd8b},     {"aBcd16b", tag::aBcd16b},
+      {"acdeb", tag::acdeb},     {"aBcde8b", tag::aBcde8b},   {"aBcde16b", tag::aBcde16b}};
   std::string t = tagOf(like);
-  tag f = t == "acdb" ? tag::acdb : t == "aBcd8b" ? tag::aBcd8b : t == "aBcd16b" ? tag::aBcd16b
-                                                                               : tag::undef;
-  if (f == tag::undef || dims.size() != 4) return plainDesc(dims);
-  return memory::desc(dims, memory::data_type::f32, f);
+  auto it = tags.find(t);
+  if (it == tags.end() || dims.size() != size_t(like.data.ndims) || t.size() < dims.size())
+    return plainDesc(dims);
+  return memory::desc(dims, like.data_type(), it->second);
 }
 
 namespace {

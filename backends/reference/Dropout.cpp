@@ -79,11 +79,12 @@ public:
 
 // y = x * mask and mask for drop_path_train: sample s of the global batch (this rank's first
 // sample is `first`) is kept with probability 1-rate, its elements all scaled by 1/(1-rate).
-template <typename T> void dropPathTrainKernel(const KernelArgs &a, int64_t first) {
+// The buffers hold `n` elements (padding included), each sample's a contiguous part.
+template <typename T> void dropPathTrainKernel(const KernelArgs &a, int64_t first, int64_t n) {
   const T *x = a.in[0].as<T>();
   T *y = a.out[0].as<T>(), *mask = a.out[1].as<T>();
   MaskDraws<T> draws(a);
-  int64_t samples = a.in[0].dim(0), n = a.in[0].numel();
+  int64_t samples = a.in[0].dim(0);
   int64_t per = samples ? n / samples : 0;
   parallelFor(samples, [&](int64_t s) {
     T m = draws(static_cast<uint64_t>(first + s));
@@ -94,14 +95,34 @@ template <typename T> void dropPathTrainKernel(const KernelArgs &a, int64_t firs
   });
 }
 
+// Scaling whole samples, it takes x in any layout that stores each sample
+// contiguously (the batch dimension outermost and not blocked, as in
+// oneDNN's channel-blocked and channels-last layouts), and gives y and the
+// mask in that layout, so that no conversion surrounds it.
 class DropPathTrain : public runtime::Kernel {
 public:
-  explicit DropPathTrain(const runtime::KernelRequest &r) : Kernel(r) {}
+  explicit DropPathTrain(const runtime::KernelRequest &r)
+      : Kernel(r), elements_(runtime::numElements(r.in[0].type)) {
+    const runtime::BufferDesc &x = r.in[0];
+    const std::string &tag = x.layout.tag();
+    int64_t samples = x.type.dims.empty() ? 0 : x.type.dims[0];
+    if (x.layout.isPlain() || x.space != runtime::MemorySpace::Host || tag.empty() ||
+        tag[0] != 'a' || tag.find('A') != std::string::npos || samples <= 0 ||
+        x.bytes % (uint64_t(samples) * ir::dtypeSize(x.type.dtype)) != 0)
+      return;
+    in_[0] = x;
+    out_ = {x, x};
+    elements_ = int64_t(x.bytes / ir::dtypeSize(x.type.dtype));
+  }
   Error run(const KernelArgs &a, runtime::ExecContext &ctx) override {
-    dispatchFloat(a.in[0].type.dtype,
-                  [&](auto tag) { dropPathTrainKernel<decltype(tag)>(a, ctx.offset()); });
+    dispatchFloat(a.in[0].type.dtype, [&](auto tag) {
+      dropPathTrainKernel<decltype(tag)>(a, ctx.offset(), elements_);
+    });
     return Error::success();
   }
+
+private:
+  int64_t elements_;
 };
 
 // Inference: dropout is the identity.
@@ -116,10 +137,11 @@ template <typename T> void dropoutKernel(const KernelArgs &a) {
 void registerDropoutKernels(KernelTable &t) {
   DTNN_REF_KERNEL(t, "dropout", dropoutKernel);
   DTNN_REF_KERNEL(t, "drop_path", dropoutKernel);
-  t.addKernel("drop_path_train", [](const runtime::KernelRequest &r)
-                                     -> Expected<std::unique_ptr<runtime::Kernel>> {
-    return std::unique_ptr<runtime::Kernel>(new DropPathTrain(r));
-  });
+  t.addKernel("drop_path_train",
+              [](const runtime::KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
+                return std::unique_ptr<runtime::Kernel>(new DropPathTrain(r));
+              },
+              runtime::LayoutKind::Any);
   t.addKernel("dropout_train", [](const runtime::KernelRequest &r)
                                    -> Expected<std::unique_ptr<runtime::Kernel>> {
     return std::unique_ptr<runtime::Kernel>(new DropoutTrain(r));

@@ -71,6 +71,14 @@ std::string fusedEpilogueSuffix(const Op &op) {
   return std::string(hasResidual(op) ? "+add" : "") + (act.empty() ? "" : "+" + act);
 }
 
+std::string kernelLabel(const Op &op) {
+  std::string label = op.name() + fusedEpilogueSuffix(op);
+  if (!op.body()) return label;
+  std::string inner;
+  for (const auto &b : op.body()->ops()) inner += (inner.empty() ? "" : "+") + kernelLabel(*b);
+  return label + "(" + inner + ")";
+}
+
 AttrMap withoutFusedActivation(AttrMap attrs) {
   attrs.erase("act");
   attrs.erase("residual");

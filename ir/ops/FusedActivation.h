@@ -54,6 +54,11 @@ size_t layerOperandCount(const Op &op);
 // "+add" for a residual, then "+<act>"; "" for neither.
 std::string fusedEpilogueSuffix(const Op &op);
 
+// The kernel of the op as plans and profiles name it: the op with its
+// epilogue ("conv2d+add+relu"), and for an op with a region the ops it
+// absorbed ("fused(mul+sigmoid_backward+sum_like)").
+std::string kernelLabel(const Op &op);
+
 // `attrs` without `act` and `residual`, for the backward ops of a fused op.
 AttrMap withoutFusedActivation(AttrMap attrs);
 

@@ -15,7 +15,8 @@
 // (cache$OFFSET), or the value whose storage it shares (in %N), each
 // workspace its offset and size, and the header the arena, live, parameter
 // and cache bytes (cache= only when there is one). Before `buffers` the
-// header names the last stage done.
+// header names the last stage done. A fused op shows the ops of its region
+// and, after `from`, the source location of each.
 #include "ir/ops/FusedActivation.h"
 #include "runtime/plan/Plan.h"
 
@@ -47,10 +48,10 @@ std::string Plan::str() const {
   for (const PlanStep &s : steps) {
     os << "  ";
     for (size_t i = 0; i < s.out.size(); ++i) os << (i ? ", " : "") << values[s.out[i]].name;
-    // A fused residual and activation show as `conv2d+add+relu`: one kernel
-    // runs them all.
-    std::string fused = s.op ? ir::fusedEpilogueSuffix(*s.op) : "";
-    os << (s.out.empty() ? "" : " = ") << s.name() << fused << "[" << s.backend << "]";
+    // A fused residual and activation show as `conv2d+add+relu`, a region as
+    // `fused(mul+sum_like)`: one kernel runs them all.
+    os << (s.out.empty() ? "" : " = ") << (s.op ? ir::kernelLabel(*s.op) : s.name()) << "["
+       << s.backend << "]";
     for (size_t i = 0; i < s.in.size(); ++i) os << (i ? ", " : " ") << values[s.in[i]].name;
     for (size_t i = 0; i < s.out.size(); ++i) {
       const PlanValue &v = values[s.out[i]];
@@ -65,6 +66,14 @@ std::string Plan::str() const {
     }
     if (buffers && s.workspaceBytes)
       os << " workspace=$" << s.workspaceOffset << "+" << s.workspaceBytes;
+    // A region names the source of every op it absorbed.
+    if (s.op && s.op->body() && s.op->loc().known()) {
+      os << " from";
+      for (size_t i = 0; i < s.op->loc().locs.size(); ++i) {
+        const SourceLoc &l = s.op->loc().locs[i];
+        os << (i ? ", " : " ") << l.file << ":" << l.line << ":" << l.col;
+      }
+    }
     os << "\n";
   }
   if (buffers)

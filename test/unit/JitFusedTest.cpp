@@ -93,6 +93,26 @@ TEST(JitFused, EveryOp) {
   }
 }
 
+// The transcendental ops (the jit computes e^x in arithmetic of its own) in
+// f32 and f64, over small and saturating arguments (up to +-100): within the
+// type's rounding of the reference's std::exp and std::tanh.
+TEST(JitFused, TranscendentalsAtBothTypes) {
+  for (const char *dtype : {"f32", "f64"}) {
+    std::string t = std::string(dtype) + "[1,301]";
+    for (double factor : {1.0, 50.0}) {
+      std::string f = std::to_string(factor);
+      FusedPair p = fusedPair({{"x", t}, {"y", t}},
+                              {"%z = scale %x {factor=" + f + "} : " + t, "%a = sigmoid %z : " + t,
+                               "%b = tanh %z : " + t, "%c = silu %z : " + t,
+                               "%d = silu_backward %y, %z : " + t, "%e = add %a, %b : " + t,
+                               "%g = add %e, %c : " + t, "%r = add %g, %d : " + t},
+                              {"r"}, {t});
+      ir::DType d = *ir::parseDType(dtype);
+      expectJitAgrees(p, {{d, {1, 301}}, {d, {1, 301}}}, d == ir::DType::F64 ? 1e-13 : 1e-6);
+    }
+  }
+}
+
 // Broadcasting both ways: a row vector and a column vector into a matrix.
 TEST(JitFused, BroadcastBothWays) {
   FusedPair p = fusedPair({{"r", "f32[1,1,9]"}, {"c", "f32[1,13,1]"}},
@@ -126,6 +146,14 @@ TEST(JitFused, ThreadSplits) {
                              {"%g = relu %x : f32[1,300,70]", "%s = sum_like %g, %like : f32[70]"},
                              {"s"}, {"f32[70]"});
   expectJitAgrees(bias, {{ir::DType::F32, {1, 300, 70}}, {ir::DType::F32, {70}}}, 1e-4);
+  // A reduction over a middle dimension (per-channel sums of channel-blocked
+  // planes): the rows split between threads only between whole groups of
+  // rows that sum into one place.
+  FusedPair mid = fusedPair({{"x", "f32[12,700,16]"}, {"s", "f32[12,1,16]"}},
+                            {"%p = mul %x, %s : f32[12,700,16]",
+                             "%r = sum_like %p, %s : f32[12,1,16]"},
+                            {"p", "r"}, {"f32[12,700,16]", "f32[12,1,16]"});
+  expectJitAgrees(mid, {{ir::DType::F32, {12, 700, 16}}, {ir::DType::F32, {12, 1, 16}}}, 1e-4);
 }
 
 } // namespace dtnn::test

@@ -3,6 +3,8 @@
 // different across steps and seeds, and independent of the thread count.
 #include "RefRun.h"
 
+#include "runtime/plan/Plan.h"
+
 #include <gtest/gtest.h>
 
 #include <omp.h>
@@ -143,6 +145,52 @@ TEST(RefDropout, DropPathKeepsWholeSamples) {
   }
   // The standard deviation of the kept fraction is about 0.003.
   EXPECT_NEAR(double(kept) / kSamples, 0.75, 0.02);
+}
+
+// drop_path_train after a oneDNN convolution takes the convolution's
+// channel-blocked layout as it is (each sample is contiguous there, padding
+// included), with no conversion, and masks the same samples as on plain
+// buffers: the results equal the reference backend's bit for bit once the
+// same convolution results go in.
+TEST(RefDropout, DropPathKeepsTheLayoutItArrivesIn) {
+  const std::string t = "f32[6,20,5,5]";
+  std::string g = "graph @f(%x: f32[6,3,5,5], %w: f32[20,3,3,3], %step: i64[]) -> (" + t + ", " +
+                  t + ", " + t + ") {\n  %h = conv2d %x, %w {pad=[1,1,1,1]} : " + t +
+                  "\n  %0, %1 = drop_path_train %h, %step {rate=0.5, seed=3} : " + t + ", " + t +
+                  "\n  return %h, %0, %1\n}\n";
+  GraphRunner onednn(g, 2, "onednn");
+  ASSERT_TRUE(onednn.ok()) << onednn.error();
+  const runtime::Plan &plan = *onednn.plan();
+  bool arrivesBlocked = false;
+  for (const runtime::PlanStep &s : plan.steps) {
+    if (!s.op || s.op->name() != "drop_path_train") continue;
+    const runtime::BufferDesc &x = plan.values[s.in[0]].desc;
+    arrivesBlocked = !x.layout.isPlain();
+    EXPECT_EQ(plan.values[s.out[0]].desc, x);
+    EXPECT_EQ(plan.values[s.out[1]].desc, x);
+    for (const runtime::PlanStep &c : plan.steps)
+      EXPECT_FALSE(!c.op && c.out[0] == s.in[0]) << "a conversion feeds drop_path_train";
+  }
+  EXPECT_TRUE(arrivesBlocked) << "oneDNN gave the convolution a plain result; nothing was tested";
+  std::vector<double> x(6 * 3 * 5 * 5), w(20 * 3 * 3 * 3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = double(i % 7) - 3;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = double(i % 5) * 0.25 - 0.5;
+  std::vector<std::vector<double>> got = onednn.runValues({x, w, {5}});
+  ASSERT_EQ(got.size(), 3u);
+  // The reference backend's drop_path_train on the convolution's result.
+  std::string g2 = "graph @f(%h: " + t + ", %step: i64[]) -> (" + t + ", " + t + ") {\n" +
+                   "  %0, %1 = drop_path_train %h, %step {rate=0.5, seed=3} : " + t + ", " + t +
+                   "\n  return %0, %1\n}\n";
+  GraphRunner ref(g2, 1);
+  ASSERT_TRUE(ref.ok()) << ref.error();
+  std::vector<std::vector<double>> want = ref.runValues({got[0], {5}});
+  ASSERT_EQ(want.size(), 2u);
+  EXPECT_EQ(got[1], want[0]);
+  EXPECT_EQ(got[2], want[1]);
+  int dropped = 0;
+  for (int s = 0; s < 6; ++s) dropped += got[2][size_t(s) * 500] == 0;
+  EXPECT_GT(dropped, 0);
+  EXPECT_LT(dropped, 6);
 }
 
 } // namespace
