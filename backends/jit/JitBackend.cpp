@@ -6,6 +6,7 @@
 #include "backends/jit/JitBackend.h"
 
 #include "backends/jit/Codegen.h"
+#include "ir/ops/FusedActivation.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/KernelRegistry.h"
 #include "runtime/plan/Plan.h"
@@ -116,23 +117,25 @@ Expected<std::vector<runtime::BufferDesc>> descsFor(const LoopPlan &plan,
   return out;
 }
 
-struct Arranged {
+// How the kernel of a fused op runs: its loop plan and the buffers it wants.
+struct KernelShape {
   LoopPlan plan;
   std::vector<runtime::BufferDesc> in, out;
 };
 
 // The plan over the layout of `like` and the buffers it wants, or nothing
 // when the jit cannot follow that layout.
-std::optional<Arranged> arrange(const ir::Graph &body, const std::vector<ir::TensorType> &inTypes,
-                                const std::vector<ir::TensorType> &outTypes,
-                                const runtime::BufferDesc &like) {
+std::optional<KernelShape> arrange(const ir::Graph &body,
+                                   const std::vector<ir::TensorType> &inTypes,
+                                   const std::vector<ir::TensorType> &outTypes,
+                                   const runtime::BufferDesc &like) {
   Expected<LoopPlan> plan = planLoops(body, inTypes, like.layout.tag());
   if (!plan) return std::nullopt;
   Expected<std::vector<runtime::BufferDesc>> in = descsFor(*plan, inTypes, &like, 0);
   if (!in) return std::nullopt;
   Expected<std::vector<runtime::BufferDesc>> out = descsFor(*plan, outTypes, &like, inTypes.size());
   if (!out) return std::nullopt;
-  return Arranged{std::move(*plan), std::move(*in), std::move(*out)};
+  return KernelShape{std::move(*plan), std::move(*in), std::move(*out)};
 }
 
 // A region whose every argument and yield has the domain's type and which
@@ -140,56 +143,62 @@ std::optional<Arranged> arrange(const ir::Graph &body, const std::vector<ir::Ten
 // runs over whole buffers of any layout, padding included (where a division
 // cannot fill the padding with NaN).
 bool runsOverWholeBuffers(const ir::Graph &body, const LoopPlan &plan,
-                          const runtime::KernelRequest &r, const runtime::BufferDesc &like) {
+                          const std::vector<ir::TensorType> &inTypes,
+                          const std::vector<ir::TensorType> &outTypes,
+                          const runtime::BufferDesc &like) {
   for (bool red : plan.reduced)
     if (red) return false;
-  for (const runtime::BufferDesc &d : r.in)
-    if (d.type != like.type) return false;
-  for (const ir::TensorType &t : r.out)
-    if (t != like.type) return false;
+  for (const std::vector<ir::TensorType> *types : {&inTypes, &outTypes})
+    for (const ir::TensorType &t : *types)
+      if (t != like.type) return false;
   if (like.bytes != runtime::byteSize(like.type))
     for (const auto &op : body.ops())
       if (op->name() == "div") return false;
   return true;
 }
 
-Expected<std::unique_ptr<runtime::Kernel>> makeFused(const runtime::KernelRequest &r) {
-  if (!r.op.body()) return Error::make("'fused' has no region");
-  const ir::Graph &body = *r.op.body();
-  std::vector<ir::TensorType> inTypes = typesOf(r.in);
+// The kernel shape of fused op `op` whose operands arrive in `in`: it
+// follows the layout of the first operand of the domain's type that arrives
+// in one (oneDNN's blocked channels), so that no conversion surrounds the
+// kernel; else it runs on plain buffers.
+Expected<KernelShape> shapeOf(const ir::Op &op, const std::vector<runtime::BufferDesc> &in,
+                              const std::vector<ir::TensorType> &outTypes) {
+  if (!op.body()) return Error::make("'fused' has no region");
+  const ir::Graph &body = *op.body();
+  std::vector<ir::TensorType> inTypes = typesOf(in);
   Expected<LoopPlan> plan = planLoops(body, inTypes);
   if (!plan) return Error::make(plan.error().message());
-  std::vector<runtime::BufferDesc> in, out;
-  for (const ir::TensorType &t : inTypes) in.push_back(runtime::BufferDesc::plain(t));
-  for (const ir::TensorType &t : r.out) out.push_back(runtime::BufferDesc::plain(t));
-  // Follow the layout of the first operand of the domain's type that
-  // arrives in one (oneDNN's blocked channels), so that no conversion
-  // surrounds the kernel; else run on plain buffers.
+  KernelShape shape{std::move(*plan), {}, {}};
+  for (const ir::TensorType &t : inTypes) shape.in.push_back(runtime::BufferDesc::plain(t));
+  for (const ir::TensorType &t : outTypes) shape.out.push_back(runtime::BufferDesc::plain(t));
   const runtime::BufferDesc *like = nullptr;
-  for (const runtime::BufferDesc &d : r.in)
-    if (!d.layout.isPlain() && d.type.dims == plan->domain && d.space == runtime::MemorySpace::Host) {
+  for (const runtime::BufferDesc &d : in)
+    if (!d.layout.isPlain() && d.type.dims == shape.plan.domain &&
+        d.space == runtime::MemorySpace::Host) {
       like = &d;
       break;
     }
-  if (like) {
-    if (std::optional<Arranged> a = arrange(body, inTypes, r.out, *like)) {
-      plan = std::move(a->plan);
-      in = std::move(a->in);
-      out = std::move(a->out);
-    } else if (runsOverWholeBuffers(body, *plan, r, *like)) {
-      // One merged dimension already, which every tensor spans.
-      plan->sizes = {static_cast<int64_t>(like->bytes / ir::dtypeSize(like->type.dtype))};
-      in.assign(in.size(), *like);
-      out.assign(out.size(), *like);
-    }
+  if (!like) return shape;
+  if (std::optional<KernelShape> a = arrange(body, inTypes, outTypes, *like)) return std::move(*a);
+  if (runsOverWholeBuffers(body, shape.plan, inTypes, outTypes, *like)) {
+    // One merged dimension already, which every tensor spans.
+    shape.plan.sizes = {static_cast<int64_t>(like->bytes / ir::dtypeSize(like->type.dtype))};
+    shape.in.assign(shape.in.size(), *like);
+    shape.out.assign(shape.out.size(), *like);
   }
-  Expected<KernelFn> fn = compiledKernel(body, *plan);
+  return shape;
+}
+
+Expected<std::unique_ptr<runtime::Kernel>> makeFused(const runtime::KernelRequest &r) {
+  Expected<KernelShape> shape = shapeOf(r.op, r.in, r.out);
+  if (!shape) return Error::make(shape.error().message());
+  Expected<KernelFn> fn = compiledKernel(*r.op.body(), shape->plan);
   if (!fn) {
-    warnOnce(plan->key, fn.error().message());
+    warnOnce(shape->plan.key, fn.error().message());
     return Error::make(fn.error().message());
   }
-  return std::unique_ptr<runtime::Kernel>(
-      new FusedKernel(r, std::move(*plan), *fn, std::move(in), std::move(out)));
+  return std::unique_ptr<runtime::Kernel>(new FusedKernel(
+      r, std::move(shape->plan), *fn, std::move(shape->in), std::move(shape->out)));
 }
 
 // The jit takes a fused op whose region it can plan at these operand types.
@@ -218,23 +227,30 @@ Error registerJitBackend() {
   return Error::success();
 }
 
-Expected<std::string> fusedKernelsIR(const ir::Graph &graph, int64_t batch,
-                                     const std::string &cpu) {
+Expected<std::string> fusedKernelsIR(const runtime::Plan &plan, const std::string &cpu) {
   std::string out;
   size_t number = 0;
-  for (const auto &op : graph.ops()) {
-    if (!op->body()) continue;
+  for (const runtime::PlanStep &s : plan.steps) {
+    if (!s.op || !s.op->body()) continue;
     std::string name = "fused_" + std::to_string(number++);
-    std::vector<ir::TensorType> in;
-    for (const ir::Value *v : op->operands()) in.push_back(runtime::bindBatch(v->type(), batch));
-    Expected<LoopPlan> plan = planLoops(*op->body(), in);
-    if (!plan) {
-      out += "; " + name + ": not compiled: " + plan.error().message() + "\n";
+    std::string head = "; " + name + ": " + ir::kernelLabel(*s.op);
+    if (s.backend != kBackendName) {
+      out += head + " runs on the " + s.backend + " backend\n";
       continue;
     }
-    Expected<std::string> ir = kernelIR(*op->body(), *plan, name, cpu);
+    std::vector<runtime::BufferDesc> in;
+    std::vector<ir::TensorType> outTypes;
+    for (int id : s.in) in.push_back(plan.values[id].desc);
+    for (unsigned r = 0; r < s.op->ownResults(); ++r)
+      outTypes.push_back(plan.values[s.out[r]].desc.type);
+    Expected<KernelShape> shape = shapeOf(*s.op, in, outTypes);
+    if (!shape) return Error::make(name + ": " + shape.error().message());
+    head += ", over";
+    for (const std::vector<runtime::BufferDesc> *list : {&shape->in, &shape->out})
+      for (const runtime::BufferDesc &d : *list) head += " " + d.str();
+    Expected<std::string> ir = kernelIR(*s.op->body(), shape->plan, name, cpu);
     if (!ir) return Error::make(ir.error().message());
-    out += *ir;
+    out += head + "\n" + *ir;
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include "ir/Error.h"
 #include "ir/IR.h"
+#include "runtime/plan/Plan.h"
 
 #include <string>
 
@@ -14,11 +15,11 @@ namespace dtnn::jit {
 // nothing).
 Error registerJitBackend();
 
-// The optimised LLVM IR of the kernels of every fused op of `graph`, in op
-// order, each function named after the op's first result, for CPU `cpu`
-// ("": the host): what `dtnnc compile --emit=llvm` prints. The region's types
-// are bound at batch `batch`.
-Expected<std::string> fusedKernelsIR(const ir::Graph &graph, int64_t batch,
-                                     const std::string &cpu);
+// The optimised LLVM IR of the kernels of every fused op of `plan` that
+// runs on the jit, in plan order (fused_0, fused_1, ...), each after a
+// comment naming the ops it absorbed and the buffers it takes in the plan's
+// layouts, for CPU `cpu` ("": the host): what `dtnnc compile --emit=llvm`
+// prints.
+Expected<std::string> fusedKernelsIR(const runtime::Plan &plan, const std::string &cpu);
 
 } // namespace dtnn::jit

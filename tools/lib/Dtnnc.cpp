@@ -28,6 +28,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <iostream>
 #include <sstream>
@@ -182,11 +183,12 @@ Expected<bool> runPasses(const cli::ParsedArgs &args, const std::string &default
   return true;
 }
 
-// Prints the plan of each graph of `m` at batch size `batch` on the
-// backends `backend` names (and the fallbacks) after stage `last`. The train
-// step is planned first, as dtnn-run plans it, so that its kernels choose
-// the parameters' layouts; the plans print in the module's order.
-Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
+// Plans each graph of `m` at batch size `batch` on the backends `backend`
+// names (and the fallbacks) up to stage `last`, and hands each plan to `use`.
+// The train step is planned first, as dtnn-run plans it, so that its kernels
+// choose the parameters' layouts.
+Error forEachPlan(const ir::Module &m, const PlanOptions &o, runtime::PlanStage last,
+                  const std::function<Error(const ir::Graph &, const runtime::Plan &)> &use) {
   runtime::BackendOptions bo;
   bo.threads = o.threads;
   auto backends = runtime::BackendSet::create(o.backend, bo);
@@ -197,25 +199,41 @@ Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
     if (g->name().ends_with(".train")) order.push_back(g.get());
   for (const auto &g : m.graphs())
     if (!g->name().ends_with(".train")) order.push_back(g.get());
-  std::map<const ir::Graph *, std::string> text;
   for (const ir::Graph *g : order) {
-    auto plan = runtime::buildPlan(*g, o.batch, ctx, o.last);
+    auto plan = runtime::buildPlan(*g, o.batch, ctx, last);
     if (!plan) return plan.takeError();
-    text[g] = plan->str();
+    if (Error e = use(*g, *plan)) return e;
   }
+  return Error::success();
+}
+
+// Prints the plan of each graph of `m` after stage `o.last`, in the module's order.
+Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
+  std::map<const ir::Graph *, std::string> text;
+  if (Error e = forEachPlan(m, o, o.last, [&](const ir::Graph &g, const runtime::Plan &p) {
+        text[&g] = p.str();
+        return Error::success();
+      }))
+    return e;
   for (const auto &g : m.graphs()) os << text[g.get()];
   return Error::success();
 }
 
-// Prints the optimised LLVM IR of the jit's kernel for each fused op, graph by graph, at the
-// plan options' batch and CPU.
+// Prints the optimised LLVM IR of the jit's kernel for each fused op, graph by graph, in the
+// layouts the plans at the plan options' batch chose, for the plan options' CPU.
 Error printLlvm(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
 #ifdef DTNN_HAVE_JIT
-  for (const auto &g : m.graphs()) {
-    Expected<std::string> text = jit::fusedKernelsIR(*g, o.batch, o.targetCpu);
-    if (!text) return text.takeError();
-    if (!text->empty()) os << "; graph @" << g->name() << "\n" << *text;
-  }
+  std::map<const ir::Graph *, std::string> text;
+  if (Error e = forEachPlan(m, o, runtime::PlanStage::Layouts,
+                            [&](const ir::Graph &g, const runtime::Plan &p) -> Error {
+                              Expected<std::string> ir = jit::fusedKernelsIR(p, o.targetCpu);
+                              if (!ir) return ir.takeError();
+                              text[&g] = *ir;
+                              return Error::success();
+                            }))
+    return e;
+  for (const auto &g : m.graphs())
+    if (!text[g.get()].empty()) os << "; graph @" << g->name() << "\n" << text[g.get()];
   return Error::success();
 #else
   (void)m, (void)o, (void)os;
