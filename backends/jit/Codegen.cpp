@@ -136,9 +136,6 @@ private:
     llvm::BasicBlock *midHead = llvm::BasicBlock::Create(ctx_, "row", &f);
     llvm::BasicBlock *rowBody = llvm::BasicBlock::Create(ctx_, "row.body", &f);
     llvm::BasicBlock *midExit = llvm::BasicBlock::Create(ctx_, "row.exit", &f);
-    llvm::BasicBlock *innerHead = llvm::BasicBlock::Create(ctx_, "inner", &f);
-    llvm::BasicBlock *innerBody = llvm::BasicBlock::Create(ctx_, "inner.body", &f);
-    llvm::BasicBlock *innerExit = llvm::BasicBlock::Create(ctx_, "inner.exit", &f);
     llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "exit", &f);
     b.CreateBr(prefixHead);
 
@@ -179,12 +176,30 @@ private:
       base[t] = q >= 2 && plan_.spans[t][q - 2]
                     ? b.CreateAdd(prefixBase[t], b.CreateMul(m, stride[t][q - 2]))
                     : prefixBase[t];
-    // A fixed inner size (a layout's block of lanes) runs whole rows, as
-    // a constant trip count the vectorizer turns into straight vector code.
-    if (plan_.fixedInner > 0) {
-      jb = b.getInt64(0);
-      je = b.getInt64(plan_.fixedInner);
-    }
+    if (plan_.fixedInner > 0)
+      emitLanes(b, f, base, prefixBase, prefixBody, midHead, midExit, m);
+    else
+      emitInnerLoop(b, f, base, jb, je, midHead, m);
+
+    b.SetInsertPoint(midExit);
+    pi->addIncoming(b.CreateAdd(pi, b.getInt64(1)), midExit);
+    mFirst->addIncoming(b.getInt64(0), midExit);
+    b.CreateBr(prefixHead);
+
+    b.SetInsertPoint(exit);
+    b.CreateRetVoid();
+  }
+
+  // The inner loop of a row, for j in [jb, je): the region's ops on one
+  // element at a time, which LLVM's vectorizer widens; a reduction over the
+  // inner dimension sums in a register and is added to memory after it.
+  void emitInnerLoop(IRBuilder<> &b, llvm::Function &f, const std::vector<Value *> &base,
+                     Value *jb, Value *je, llvm::BasicBlock *midHead, llvm::PHINode *m) {
+    size_t nArgs = body_.inputs().size(), q = plan_.sizes.size();
+    llvm::BasicBlock *rowBody = b.GetInsertBlock();
+    llvm::BasicBlock *innerHead = llvm::BasicBlock::Create(ctx_, "inner", &f);
+    llvm::BasicBlock *innerBody = llvm::BasicBlock::Create(ctx_, "inner.body", &f);
+    llvm::BasicBlock *innerExit = llvm::BasicBlock::Create(ctx_, "inner.exit", &f);
     b.CreateBr(innerHead);
 
     // Accumulators of the reductions over the inner dimension.
@@ -231,17 +246,12 @@ private:
     Value *jNext = b.CreateAdd(j, b.getInt64(1));
     j->addIncoming(jNext, innerBody);
     // One vector iteration per step, not several interleaved: the loop is
-    // bound by memory, and its body reads as one load per argument. A fixed
-    // trip count is not unrolled into scalar code before the vectorizer
-    // sees the loop (it becomes one vector iteration instead).
+    // bound by memory, and its body reads as one load per argument.
     llvm::Metadata *interleave[] = {
         llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
         llvm::ConstantAsMetadata::get(b.getInt32(1))};
-    std::vector<llvm::Metadata *> props = {nullptr, llvm::MDNode::get(ctx_, interleave)};
-    if (plan_.fixedInner > 0)
-      props.push_back(
-          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
-    llvm::MDNode *loop = llvm::MDNode::getDistinct(ctx_, props);
+    llvm::MDNode *loop = llvm::MDNode::getDistinct(
+        ctx_, {nullptr, llvm::MDNode::get(ctx_, interleave)});
     loop->replaceOperandWith(0, loop);
     b.CreateBr(innerHead)->setMetadata(llvm::LLVMContext::MD_loop, loop);
 
@@ -253,13 +263,81 @@ private:
     m->addIncoming(b.CreateAdd(m, b.getInt64(1)), innerExit);
     b.CreateBr(midHead);
 
-    b.SetInsertPoint(midExit);
-    pi->addIncoming(b.CreateAdd(pi, b.getInt64(1)), midExit);
-    mFirst->addIncoming(b.getInt64(0), midExit);
-    b.CreateBr(prefixHead);
+  }
 
-    b.SetInsertPoint(exit);
-    b.CreateRetVoid();
+  // A row of a fixed number of lanes (a layout's block) as straight vector
+  // code: one vector load per argument that spans the lanes (a splat of one
+  // element for the others), the ops on vectors, one vector store per
+  // yield. A reduction over the last row dimension (a per-channel sum over
+  // the plane) stays in a vector register over the row loop and is added to
+  // memory once per prefix; one over the lanes is summed across them.
+  void emitLanes(IRBuilder<> &b, llvm::Function &f, const std::vector<Value *> &base,
+                 const std::vector<Value *> &prefixBase, llvm::BasicBlock *prefixBody,
+                 llvm::BasicBlock *midHead, llvm::BasicBlock *midExit, llvm::PHINode *m) {
+    size_t nArgs = body_.inputs().size(), q = plan_.sizes.size();
+    unsigned lanes = unsigned(plan_.fixedInner);
+    Type *vt = llvm::FixedVectorType::get(t_, lanes);
+    llvm::Align align(t_->getPrimitiveSizeInBits() / 8);
+    auto spansLanes = [&](size_t t) { return bool(plan_.spans[t][q - 1]); };
+    auto spansMid = [&](size_t t) { return bool(plan_.spans[t][q - 2]); };
+    llvm::FastMathFlags reassoc;
+    reassoc.setAllowReassoc();
+    reassoc.setNoSignedZeros();
+    // The row loop's accumulators: reductions that do not span it.
+    llvm::BasicBlock *row = b.GetInsertBlock();
+    std::map<size_t, llvm::PHINode *> acc;
+    b.SetInsertPoint(midHead, midHead->getFirstInsertionPt());
+    for (size_t y = 0; y < plan_.reduced.size(); ++y)
+      if (plan_.reduced[y] && !spansMid(nArgs + y)) {
+        Type *at = spansLanes(nArgs + y) ? vt : t_;
+        acc[y] = b.CreatePHI(at, 2, "acc" + std::to_string(y));
+        acc[y]->addIncoming(llvm::Constant::getNullValue(at), prefixBody);
+      }
+    b.SetInsertPoint(row);
+    std::map<const ir::Value *, Value *> vals;
+    for (size_t i = 0; i < nArgs; ++i) {
+      Value *p = b.CreateGEP(t_, f.getArg(unsigned(i)), base[i]);
+      const std::string name = body_.inputs()[i]->name();
+      vals[body_.inputs()[i]] = spansLanes(i)
+                                    ? static_cast<Value *>(b.CreateAlignedLoad(vt, p, align, name))
+                                    : b.CreateVectorSplat(lanes, b.CreateLoad(t_, p, name));
+    }
+    for (const auto &op : body_.ops()) {
+      std::vector<Value *> in;
+      for (const ir::Value *v : op->operands()) in.push_back(vals.at(v));
+      vals[op->result(0)] = emitScalarOp(b, m_, *op, in, vt);
+    }
+    auto addTo = [&](Value *a, Value *v) {
+      Value *sum = b.CreateFAdd(a, v);
+      llvm::cast<llvm::Instruction>(sum)->setFastMathFlags(reassoc);
+      return sum;
+    };
+    for (size_t y = 0; y < body_.outputs().size(); ++y) {
+      size_t t = nArgs + y;
+      Value *v = vals.at(body_.outputs()[y]);
+      if (plan_.reduced[y] && !spansLanes(t)) {
+        v = b.CreateFAddReduce(llvm::ConstantFP::get(t_, 0.0), v);
+        llvm::cast<llvm::Instruction>(v)->setFastMathFlags(reassoc);
+      }
+      if (acc.count(y)) {
+        acc[y]->addIncoming(addTo(acc[y], v), row);
+        continue;
+      }
+      Type *st = spansLanes(t) ? vt : t_;
+      Value *p = b.CreateGEP(t_, f.getArg(unsigned(t)), base[t]);
+      if (plan_.reduced[y]) v = addTo(b.CreateAlignedLoad(st, p, align), v);
+      b.CreateAlignedStore(v, p, align);
+    }
+    m->addIncoming(b.CreateAdd(m, b.getInt64(1)), row);
+    b.CreateBr(midHead);
+
+    // Once per prefix: the row loop's sums into memory.
+    b.SetInsertPoint(midExit, midExit->getFirstInsertionPt());
+    for (auto &[y, phi] : acc) {
+      Type *st = phi->getType();
+      Value *p = b.CreateGEP(t_, f.getArg(unsigned(nArgs + y)), prefixBase[nArgs + y]);
+      b.CreateAlignedStore(addTo(b.CreateAlignedLoad(st, p, align), phi), p, align);
+    }
   }
 
   llvm::Module &m_;

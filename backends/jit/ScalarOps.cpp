@@ -4,6 +4,8 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include <limits>
+
 namespace dtnn::jit {
 
 namespace {
@@ -25,16 +27,17 @@ struct Emitter {
   // becomes one library call per element): x = n ln2 + r with |r| <= ln2/2
   // (ln2 split in two for an exact product), e^r by its Taylor series to
   // below the type's rounding (degree 7 in f32, 13 in f64), times 2^n built
-  // in the exponent bits. x is clamped to where 2^n is a normal number:
-  // e^x saturates there, far beyond where a sigmoid or tanh changes.
+  // in the exponent bits (as 2^(n-1) * 2, so that n may reach the largest
+  // exponent). Beyond the type's range the result is +inf, and 0 where it
+  // would be subnormal; a NaN stays NaN.
   Value *exp(Value *x) const {
-    bool f64 = t->isDoubleTy();
-    double hi = f64 ? 709.0 : 88.0, lo = f64 ? -708.0 : -87.0;
-    x = minOf(maxOf(x, lo), hi);
-    Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(x, c(1.4426950408889634)));
+    bool f64 = t->getScalarType()->isDoubleTy();
+    double hi = f64 ? 709.78 : 88.72, lo = f64 ? -707.0 : -86.5;
+    Value *xc = minOf(maxOf(x, lo), hi);
+    Value *n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(xc, c(1.4426950408889634)));
     // ln2 = ln2Hi + ln2Lo, ln2Hi with few enough bits that n * ln2Hi is exact.
     double ln2Hi = f64 ? 0.693145751953125 : 0.693359375, ln2Lo = 0.6931471805599453 - ln2Hi;
-    Value *r = b.CreateFSub(b.CreateFSub(x, b.CreateFMul(n, c(ln2Hi))), b.CreateFMul(n, c(ln2Lo)));
+    Value *r = b.CreateFSub(b.CreateFSub(xc, b.CreateFMul(n, c(ln2Hi))), b.CreateFMul(n, c(ln2Lo)));
     int degree = f64 ? 13 : 7;
     double coef = 1;
     for (int k = 1; k <= degree; ++k) coef /= k;
@@ -44,18 +47,26 @@ struct Emitter {
       p = b.CreateFAdd(b.CreateFMul(p, r), c(coef));
     }
     llvm::Type *it = f64 ? b.getInt64Ty() : b.getInt32Ty();
-    Value *ni = b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {it, t}, {n});
-    Value *bits = b.CreateShl(b.CreateAdd(ni, llvm::ConstantInt::get(it, f64 ? 1023 : 127)),
+    if (auto *vt = llvm::dyn_cast<llvm::VectorType>(t))
+      it = llvm::VectorType::get(it, vt->getElementCount());
+    // n is whole and in range after the clamp; a NaN (whose result the
+    // polynomial makes NaN anyway) is converted as 0, so that the conversion
+    // is defined and stays one vector instruction.
+    Value *ni = b.CreateFPToSI(b.CreateSelect(b.CreateFCmpUNO(n, n), c(0), n), it);
+    Value *bits = b.CreateShl(b.CreateAdd(ni, llvm::ConstantInt::get(it, f64 ? 1022 : 126)),
                               llvm::ConstantInt::get(it, f64 ? 52 : 23));
-    return b.CreateFMul(p, b.CreateBitCast(bits, t));
+    Value *e = b.CreateFMul(b.CreateFMul(p, b.CreateBitCast(bits, t)), c(2));
+    e = b.CreateSelect(gt(x, hi), c(std::numeric_limits<double>::infinity()), e);
+    return b.CreateSelect(lt(x, lo), c(0), e);
   }
+
   Value *sigmoid(Value *x) const { return b.CreateFDiv(c(1), b.CreateFAdd(c(1), exp(b.CreateFNeg(x)))); }
   Value *relu(Value *x) const { return b.CreateSelect(gt(x, 0), x, c(0)); }
   Value *relu6(Value *x) const { return minOf(maxOf(x, 0), 6); }
   // tanh(x) = (e^2x - 1) / (e^2x + 1), with x clamped to where tanh rounds
   // to +-1 (so that e^2x stays finite).
   Value *tanh(Value *x) const {
-    double edge = t->isDoubleTy() ? 19.5 : 9.5;
+    double edge = t->getScalarType()->isDoubleTy() ? 19.5 : 9.5;
     Value *e = exp(b.CreateFMul(minOf(maxOf(x, -edge), edge), c(2)));
     return b.CreateFDiv(b.CreateFSub(e, c(1)), b.CreateFAdd(e, c(1)));
   }

@@ -15,7 +15,8 @@
 namespace dtnn::jit {
 
 // The value of `op` at one element, from its operands' values there; for
-// sum_like, the value it adds up (its input).
+// sum_like, the value it adds up (its input). `t` is the element type, or a
+// vector of it: the same code then computes every lane.
 llvm::Value *emitScalarOp(llvm::IRBuilder<> &b, llvm::Module &m, const ir::Op &op,
                           const std::vector<llvm::Value *> &in, llvm::Type *t);
 

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace dtnn::test {
 
@@ -109,6 +110,37 @@ TEST(JitFused, TranscendentalsAtBothTypes) {
                               {"r"}, {t});
       ir::DType d = *ir::parseDType(dtype);
       expectJitAgrees(p, {{d, {1, 301}}, {d, {1, 301}}}, d == ir::DType::F64 ? 1e-13 : 1e-6);
+    }
+  }
+}
+
+// Non-finite and huge arguments: e^x saturates, and a NaN stays NaN, as the
+// reference's std::exp and std::tanh give.
+TEST(JitFused, NonFiniteArguments) {
+  const std::string t = "f32[1,8]";
+  FusedPair p = fusedPair({{"x", t}},
+                          {"%a = sigmoid %x : " + t, "%b = tanh %x : " + t, "%c = silu %x : " + t,
+                           "%d = silu_backward %x, %x : " + t},
+                          {"a", "b", "c", "d"}, {t, t, t, t});
+  double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> x = {std::nan(""), inf, -inf, 0, 1e30, -1e30, 88.5, -88.5};
+  runtime::Tensor in = makeTensor({ir::DType::F32, {1, 8}}, x);
+  GraphRunner ref(p.unfused, 1, "reference"), jit(p.fused, 1, "jit");
+  ASSERT_TRUE(ref.ok() && jit.ok()) << ref.error() << jit.error();
+  std::vector<runtime::Tensor> want = ref.run({in}), got = jit.run({in});
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::vector<double> w = toDoubles(want[i]), g = toDoubles(got[i]);
+    for (size_t k = 0; k < w.size(); ++k) {
+      if (std::isnan(w[k]) || std::isnan(g[k])) {
+        EXPECT_EQ(std::isnan(w[k]), std::isnan(g[k])) << "output " << i << " at x = " << x[k];
+        continue;
+      }
+      if (std::isinf(w[k])) {
+        EXPECT_EQ(g[k], w[k]) << "output " << i << " at x = " << x[k];
+        continue;
+      }
+      EXPECT_NEAR(g[k], w[k], 1e-6 * (1 + std::fabs(w[k]))) << "output " << i << " at x = " << x[k];
     }
   }
 }

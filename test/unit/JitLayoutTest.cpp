@@ -135,6 +135,17 @@ TEST(JitLayout, PaddedBlocks) {
                true, 1);
 }
 
+// Sums over the channels (across the lanes of each block) and over the
+// plane, both from blocked planes, and a per-position operand read plain.
+TEST(JitLayout, SumsAcrossTheLanes) {
+  std::string t = planeType(32), pos = "f32[1,1,5,7]";
+  expectAgrees(convThenFused(32, pos,
+                             {"%p = mul %dy, %h : " + t, "%q = mul %p, %s : " + t,
+                              "%r = sum_like %q, %s : " + pos},
+                             {{"r", pos}}),
+               true, 0);
+}
+
 // An operand of another rank, which oneDNN cannot arrange like the planes
 // when lanes are padded: the kernel runs on plain buffers instead.
 TEST(JitLayout, OtherRankFallsBackToPlain) {
