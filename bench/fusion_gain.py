@@ -3,13 +3,14 @@
 Usage (from anywhere; paths are relative to the repository root):
   /usr/bin/python3 bench/fusion_gain.py                the five models of compare.py, 5 repeats
   /usr/bin/python3 bench/fusion_gain.py --models resnet20 --repeat 3
+  /usr/bin/python3 bench/fusion_gain.py --against=--no-jit   what the jit alone gains
   options: --threads T (default: the usable cores), --build-dir DIR (default build)
 
 Each repeat runs bench/compare.py's dtnn runs of a model (training, inference at the training
 batch, batch-1 latency; the same synthetic copies, steps and batches) twice, once with the
-fusion passes (the default) and once with --no-fuse, in alternating order, and prints the
-medians and the ratios fused / unfused (above 1: fusion is faster; for latency, unfused /
-fused) and the peak resident memory of training of each.
+fusion passes (the default) and once with --no-fuse (or the flag --against names), in
+alternating order, and prints the medians and the ratios fused / unfused (above 1: fusion is
+faster; for latency, unfused / fused) and the peak resident memory of training of each.
 """
 import argparse
 import os
@@ -28,6 +29,8 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--threads", type=int, default=compare.usable_cores())
     p.add_argument("--build-dir", default="build")
+    p.add_argument("--against", default="--no-fuse", choices=["--no-fuse", "--no-jit"],
+                   help="the dtnn-run flag of the other side (default --no-fuse)")
     a = p.parse_args()
     a.models = compare.model_list(p, a.models)
     if a.repeat < 1 or a.threads < 1:
@@ -36,7 +39,7 @@ def main():
     a.quick, a.timeout = False, 900
     dtnn_run = compare.wait_for(os.path.join(a.build_dir, "bin", "dtnn-run"))
     tmp = tempfile.mkdtemp(prefix="dtnn-fusion-")
-    sides = {"fused": (), "unfused": ("--no-fuse",)}
+    sides = {"fused": (), "unfused": (a.against,)}
     rows = []
     try:
         for name in a.models:
@@ -70,7 +73,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     head = ["model", "train fused", "unfused", "gain", "infer fused", "unfused", "gain",
             "b1 ms fused", "unfused", "gain", "RSS MiB fused", "unfused"]
-    print(f"dtnn with and without fusion (--no-fuse), {a.threads} threads, medians of "
+    print(f"dtnn with and without fusion ({a.against}), {a.threads} threads, medians of "
           f"{a.repeat} repeat(s); images/s, batch-1 ms")
     compare.print_table(head, rows)
 
