@@ -24,6 +24,8 @@ namespace {
 constexpr const char *kBackendName = "jit";
 // The fewest elements a thread takes of an inner loop that is split.
 constexpr int64_t kMinChunk = 16384;
+// The most pieces a reduction across the rows is cut into.
+constexpr int64_t kMaxPieces = 16;
 
 class JitBackend final : public runtime::HostBackend {
 public:
@@ -48,22 +50,44 @@ public:
       : Kernel(r), plan_(std::move(plan)), fn_(fn) {
     in_ = std::move(in);
     out_ = std::move(out);
+    // A reduction that sums across every row (or along the one row) would
+    // run on one thread: the work is cut into pieces instead, each summing
+    // into partial results of its own, added up in piece order. The pieces
+    // depend on the sizes alone, so the result does not depend on the
+    // thread count.
+    int64_t rows = plan_.rows(), inner = plan_.inner();
+    bool serial = rows > 1 ? plan_.rowUnit >= rows : !plan_.parallelInner;
+    if (serial && rows * inner >= 2 * kMinChunk) {
+      pieces_ = std::min<int64_t>(kMaxPieces, rows * inner / kMinChunk);
+      if (rows > 1) pieces_ = std::min(pieces_, rows);
+      for (size_t y = 0; y < out_.size(); ++y)
+        if (plan_.reduced[y]) partialBytes_ += out_[y].bytes;
+    }
   }
 
   // Each kernel writes every result element after reading the operand
   // elements at the same place, but its pointers are declared not to alias.
   bool allowsReuse(size_t, size_t) const override { return false; }
 
+  uint64_t workspaceBytes() const override {
+    return pieces_ > 1 ? uint64_t(pieces_) * partialBytes_ : 0;
+  }
+
   Error run(const runtime::KernelArgs &args, runtime::ExecContext &) override {
     std::vector<void *> ptrs;
     for (const runtime::TensorView &v : args.in) ptrs.push_back(v.data);
+    // Reductions add to their results: zero them, padding included.
     for (size_t y = 0; y < args.out.size(); ++y) {
       ptrs.push_back(args.out[y].data);
-      if (plan_.reduced[y]) std::memset(args.out[y].data, 0, runtime::byteSize(args.out[y].type));
+      if (plan_.reduced[y]) std::memset(args.out[y].data, 0, out_[y].bytes);
     }
-    const int64_t *sizes = plan_.sizes.data();
     int64_t rows = plan_.rows(), inner = plan_.inner();
     if (rows * inner == 0) return Error::success();
+    if (pieces_ > 1) {
+      runPieces(args, ptrs);
+      return Error::success();
+    }
+    const int64_t *sizes = plan_.sizes.data();
     void *const *p = ptrs.data();
     KernelFn fn = fn_;
     int64_t unit = plan_.rowUnit;
@@ -85,8 +109,56 @@ public:
   }
 
 private:
+  // The pieces, each over its share of the rows (or of the one row), its
+  // reductions into its own zeroed part of the workspace; then each
+  // reduction's result is the sum of the pieces' parts, in piece order.
+  void runPieces(const runtime::KernelArgs &args, const std::vector<void *> &ptrs) {
+    char *work = static_cast<char *>(args.workspace);
+    std::memset(work, 0, size_t(pieces_) * partialBytes_);
+    int64_t rows = plan_.rows(), inner = plan_.inner(), pieces = pieces_;
+    size_t nIn = args.in.size();
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < pieces; ++c) {
+      std::vector<void *> local = ptrs;
+      char *part = work + uint64_t(c) * partialBytes_;
+      for (size_t y = 0; y < out_.size(); ++y)
+        if (plan_.reduced[y]) {
+          local[nIn + y] = part;
+          part += out_[y].bytes;
+        }
+      if (rows > 1)
+        fn_(local.data(), plan_.sizes.data(), c * rows / pieces, (c + 1) * rows / pieces, 0,
+            inner);
+      else
+        fn_(local.data(), plan_.sizes.data(), 0, 1, c * inner / pieces, (c + 1) * inner / pieces);
+    }
+    uint64_t offset = 0;
+    for (size_t y = 0; y < out_.size(); ++y) {
+      if (!plan_.reduced[y]) continue;
+      if (plan_.dtype == ir::DType::F64)
+        addPieces<double>(args.out[y].data, work + offset, out_[y].bytes);
+      else
+        addPieces<float>(args.out[y].data, work + offset, out_[y].bytes);
+      offset += out_[y].bytes;
+    }
+  }
+
+  template <typename T> void addPieces(void *out, const char *first, uint64_t bytes) {
+    T *o = static_cast<T *>(out);
+    int64_t n = int64_t(bytes / sizeof(T));
+#pragma omp parallel for schedule(static) if (n > kMinChunk)
+    for (int64_t i = 0; i < n; ++i) {
+      T sum = 0;
+      for (int64_t c = 0; c < pieces_; ++c)
+        sum += reinterpret_cast<const T *>(first + uint64_t(c) * partialBytes_)[i];
+      o[i] = sum;
+    }
+  }
+
   LoopPlan plan_;
   KernelFn fn_;
+  int64_t pieces_ = 1;
+  uint64_t partialBytes_ = 0; // of one piece: every reduction's result
 };
 
 std::vector<ir::TensorType> typesOf(const std::vector<runtime::BufferDesc> &descs) {

@@ -178,6 +178,18 @@ TEST(JitFused, ThreadSplits) {
                              {"%g = relu %x : f32[1,300,70]", "%s = sum_like %g, %like : f32[70]"},
                              {"s"}, {"f32[70]"});
   expectJitAgrees(bias, {{ir::DType::F32, {1, 300, 70}}, {ir::DType::F32, {70}}}, 1e-4);
+  // The same over ten times the rows, and a sum of one long row: cut into
+  // pieces whose partial sums are added in order, the same bits at one and
+  // two threads.
+  FusedPair rowsSum = fusedPair({{"x", "f32[1,3000,70]"}, {"like", "f32[70]"}},
+                                {"%g = relu %x : f32[1,3000,70]",
+                                 "%s = sum_like %g, %like : f32[70]"},
+                                {"s", "g"}, {"f32[70]", "f32[1,3000,70]"});
+  expectJitAgrees(rowsSum, {{ir::DType::F32, {1, 3000, 70}}, {ir::DType::F32, {70}}}, 1e-4);
+  FusedPair total = fusedPair({{"x", "f64[1,100003]"}, {"like", "f64[1,1]"}},
+                              {"%g = tanh %x : f64[1,100003]", "%s = sum_like %g, %like : f64[1,1]"},
+                              {"s"}, {"f64[1,1]"});
+  expectJitAgrees(total, {{ir::DType::F64, {1, 100003}}, {ir::DType::F64, {1, 1}}}, 1e-12);
   // A reduction over a middle dimension (per-channel sums of channel-blocked
   // planes): the rows split between threads only between whole groups of
   // rows that sum into one place.
