@@ -18,6 +18,10 @@ namespace dtnn::runtime {
 
 struct BackendOptions {
   int threads = 0; // 0: the default (runtime/Threads.h)
+  // Where a backend that compiles kernels keeps them across runs
+  // (`--jit-cache`): a folder, "off" for nowhere, "" for the backend's
+  // default.
+  std::string kernelCache;
 };
 
 class Backend {
@@ -25,6 +29,9 @@ public:
   virtual ~Backend();
   // The name users select it by: `dtnn-run --backend NAME`.
   virtual std::string_view name() const = 0;
+  // What the backend did in this process that a profile should tell (the
+  // jit: kernels compiled and loaded from its cache); "" when nothing.
+  virtual std::string summary() const { return {}; }
   virtual MemorySpace memorySpace() const { return MemorySpace::Host; }
 
   // Memory, zero-filled on allocation. Throws std::bad_alloc when refused.

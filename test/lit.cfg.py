@@ -42,6 +42,8 @@ config.environment["LANG"] = "C"
 config.environment["TZ"] = "UTC"
 config.environment["PYTHONHASHSEED"] = "0"
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+# The jit's kernel cache of the runs the tests make, in the build tree rather than the user's.
+config.environment["DTNN_JIT_CACHE"] = os.path.join(config.test_exec_root, "jit-cache")
 
 # FileCheck, not and count come from LLVM; the build's own tools come first.
 config.environment["PATH"] = os.pathsep.join(

@@ -1,6 +1,6 @@
-// The jit's code generator, built as the module libdtnn-jit.so (see
-// backends/jit/CodegenApi.h): the only code of dtnn that links LLVM.
-#include "backends/jit/CodegenApi.h"
+// The jit's code generator: a fused op's region and loop plan to an
+// optimised LLVM module (see backends/jit/ModuleBuilder.h).
+#include "backends/jit/ModuleBuilder.h"
 
 #include "backends/jit/ScalarOps.h"
 
@@ -25,8 +25,6 @@
 #include <mutex>
 
 namespace dtnn::jit {
-
-namespace {
 
 using llvm::IRBuilder;
 using llvm::Type;
@@ -60,6 +58,8 @@ llvm::Expected<llvm::orc::JITTargetMachineBuilder> machineFor(const std::string 
   jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   return jtmb;
 }
+
+namespace {
 
 // Builds the kernel of `plan` over `body` in module `m`: `name.body` with one
 // noalias pointer per tensor, and `name`, which unpacks the pointer array and
@@ -349,7 +349,8 @@ private:
   Type *ptr_;
 };
 
-// Builds and optimises the kernel's module for target machine `tm`.
+} // namespace
+
 Expected<std::unique_ptr<llvm::Module>> buildModule(llvm::LLVMContext &ctx, const ir::Graph &body,
                                                     const LoopPlan &plan, const std::string &name,
                                                     llvm::TargetMachine &tm) {
@@ -374,104 +375,4 @@ Expected<std::unique_ptr<llvm::Module>> buildModule(llvm::LLVMContext &ctx, cons
   return m;
 }
 
-// The process's compiler: one LLJIT for the host and the kernels it made.
-class Jit {
-public:
-  static Jit &get() {
-    static Jit jit;
-    return jit;
-  }
-
-  Expected<KernelFn> kernel(const ir::Graph &body, const LoopPlan &plan) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!jit_) return Error::make("cannot start LLVM's JIT: " + startError_);
-    if (auto it = cache_.find(plan.key); it != cache_.end()) return it->second;
-    std::string name = "dtnn_fused_" + std::to_string(cache_.size());
-    auto ctx = std::make_unique<llvm::LLVMContext>();
-    Expected<std::unique_ptr<llvm::Module>> m = buildModule(*ctx, body, plan, name, *tm_);
-    if (!m) return Error::make(m.error().message());
-    if (llvm::Error e = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(*m), std::move(ctx))))
-      return Error::make("LLVM could not compile a fused kernel: " + llvmMessage(std::move(e)));
-    auto sym = jit_->lookup(name);
-    if (!sym) return Error::make("LLVM could not link a fused kernel: " + llvmMessage(sym.takeError()));
-    KernelFn fn = sym->toPtr<KernelFn>();
-    cache_[plan.key] = fn;
-    return fn;
-  }
-
-private:
-  Jit() {
-    initialiseLlvm();
-    auto jtmb = machineFor("");
-    if (!jtmb) {
-      startError_ = llvmMessage(jtmb.takeError());
-      return;
-    }
-    auto tm = jtmb->createTargetMachine();
-    if (!tm) {
-      startError_ = llvmMessage(tm.takeError());
-      return;
-    }
-    tm_ = std::move(*tm);
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
-    if (!jit) {
-      startError_ = llvmMessage(jit.takeError());
-      return;
-    }
-    jit_ = std::move(*jit);
-    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-        jit_->getDataLayout().getGlobalPrefix());
-    if (!process) {
-      startError_ = llvmMessage(process.takeError());
-      jit_.reset();
-      return;
-    }
-    jit_->getMainJITDylib().addGenerator(std::move(*process));
-  }
-
-  std::mutex mu_;
-  std::unique_ptr<llvm::TargetMachine> tm_;
-  std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::string startError_;
-  std::map<std::string, KernelFn> cache_;
-};
-
-Expected<KernelFn> compile(const ir::Graph &body, const LoopPlan &plan) {
-  return Jit::get().kernel(body, plan);
-}
-
-Expected<std::string> llvmIR(const ir::Graph &body, const LoopPlan &plan, const std::string &name,
-                             const std::string &cpu) {
-  initialiseLlvm();
-  if (!cpu.empty() && cpu != "native") {
-    std::string triple = llvm::sys::getProcessTriple(), why;
-    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, why);
-    if (!target) return Error::make("LLVM: " + why);
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, "", ""));
-    if (!sti || !sti->isCPUStringValid(cpu))
-      return Error::make("LLVM does not know the CPU '" + cpu + "' (--target-cpu takes LLVM's "
-                         "names, such as x86-64-v3, skylake-avx512 or znver4)");
-  }
-  auto jtmb = machineFor(cpu);
-  if (!jtmb) return Error::make("LLVM: " + llvmMessage(jtmb.takeError()));
-  auto tm = jtmb->createTargetMachine();
-  if (!tm) return Error::make("LLVM: unknown CPU '" + cpu + "': " + llvmMessage(tm.takeError()));
-  llvm::LLVMContext ctx;
-  Expected<std::unique_ptr<llvm::Module>> m = buildModule(ctx, body, plan, name, **tm);
-  if (!m) return Error::make(m.error().message());
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  (*m)->print(os, nullptr);
-  return out;
-}
-
-} // namespace
-
 } // namespace dtnn::jit
-
-extern "C" __attribute__((visibility("default"))) const dtnn::jit::CodegenApi *
-dtnn_jit_codegen_api() {
-  static const dtnn::jit::CodegenApi api{dtnn::jit::CodegenApi::kVersion, dtnn::jit::compile,
-                                         dtnn::jit::llvmIR};
-  return &api;
-}

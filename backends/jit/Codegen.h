@@ -11,8 +11,14 @@
 namespace dtnn::jit {
 
 // The kernel of `plan` over `body`, compiled for the host CPU on first use of
-// its key; fails when the module cannot be loaded or LLVM cannot compile it.
-Expected<KernelFn> compiledKernel(const ir::Graph &body, const LoopPlan &plan);
+// its key, or loaded from the kernel cache in `cacheDir` (none when empty);
+// fails when the module cannot be loaded or LLVM cannot compile it.
+Expected<KernelFn> compiledKernel(const ir::Graph &body, const LoopPlan &plan,
+                                  const std::string &cacheDir);
+
+// What the code generator did in this process; zeros when it was never
+// loaded.
+CompileStats compileStats();
 
 // The optimised LLVM IR of that kernel, for CPU `cpu` ("" or "native": the
 // host), as `dtnnc compile --emit=llvm` prints it; `name` names the function.

@@ -19,13 +19,24 @@ namespace dtnn::jit {
 using KernelFn = void (*)(void *const *ptrs, const int64_t *sizes, int64_t rowBegin,
                           int64_t rowEnd, int64_t innerBegin, int64_t innerEnd);
 
-// What the module hands libdtnn. The version changes with this struct.
+// What the code generator did in this process: kernels compiled, kernels
+// loaded from the cache on disk, and the seconds spent on both.
+struct CompileStats {
+  int64_t compiled = 0, loaded = 0;
+  double seconds = 0;
+};
+
+// What the module hands libdtnn. The version changes with this struct and
+// with LoopPlan.
 struct CodegenApi {
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;
   int version = kVersion;
   // The kernel of `plan` over `body`, compiled for the host CPU on first use
-  // of its key (then cached in memory).
-  Expected<KernelFn> (*compile)(const ir::Graph &body, const LoopPlan &plan);
+  // of its key (then cached in memory), or loaded from the kernel cache in
+  // folder `cacheDir` (none when empty), where a compiled kernel is stored.
+  Expected<KernelFn> (*compile)(const ir::Graph &body, const LoopPlan &plan,
+                                const std::string &cacheDir);
+  CompileStats (*stats)();
   // The optimised LLVM IR of that kernel for CPU `cpu` ("" or "native": the
   // host), its function named `name`.
   Expected<std::string> (*llvmIR)(const ir::Graph &body, const LoopPlan &plan,

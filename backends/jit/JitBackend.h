@@ -10,6 +10,11 @@
 
 namespace dtnn::jit {
 
+// The folder of the jit's kernel cache: `requested` (`--jit-cache`), else
+// the environment's DTNN_JIT_CACHE, else $XDG_CACHE_HOME/dtnn/jit, else
+// $HOME/.cache/dtnn/jit; "" (no cache) for "off" or when none applies.
+std::string kernelCacheDir(const std::string &requested);
+
 // Registers the jit backend and its kernel for fused ops through
 // runtime::registerBackend and runtime::registerKernel (once; later calls do
 // nothing).

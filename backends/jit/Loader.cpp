@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <filesystem>
 #include <mutex>
 
@@ -11,8 +12,14 @@ namespace dtnn::jit {
 
 namespace {
 
+std::atomic<bool> tried{false};
+
+// Whether the module was asked for.
+bool loaded() { return tried.load(); }
+
 // The module's interface, or why it could not be loaded.
 Expected<const CodegenApi *> codegen() {
+  tried = true;
   static std::once_flag once;
   static const CodegenApi *api = nullptr;
   static std::string failure;
@@ -41,10 +48,17 @@ Expected<const CodegenApi *> codegen() {
 
 } // namespace
 
-Expected<KernelFn> compiledKernel(const ir::Graph &body, const LoopPlan &plan) {
+Expected<KernelFn> compiledKernel(const ir::Graph &body, const LoopPlan &plan,
+                                  const std::string &cacheDir) {
   Expected<const CodegenApi *> api = codegen();
   if (!api) return Error::make(api.error().message());
-  return (*api)->compile(body, plan);
+  return (*api)->compile(body, plan, cacheDir);
+}
+
+CompileStats compileStats() {
+  if (!loaded()) return {};
+  Expected<const CodegenApi *> api = codegen();
+  return api ? (*api)->stats() : CompileStats{};
 }
 
 Expected<std::string> kernelIR(const ir::Graph &body, const LoopPlan &plan,

@@ -277,6 +277,8 @@ RunStatus Session::finish(double lastTestAcc) {
       out_ << "profile: no step ran after the first 5 (warm-up) at batch " << profile_->plan().batch << "\n";
     else
       out_ << profile_->table();
+    for (const auto &b : backends_.all())
+      if (std::string s = b->summary(); !s.empty()) out_ << s << "\n";
     if (leader() && o_.onProfile && profile_->runs() > 0)
       if (Error e = o_.onProfile(*profile_)) return fail(e.message());
   }

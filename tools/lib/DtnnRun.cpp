@@ -68,6 +68,8 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"profile", "", "time every op of the train step and print a table at the end"},
     {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain); implies --no-jit", false, cli::Agree::Value},
     {"no-jit", "", "leave out fuse-elementwise, whose fused ops the jit backend compiles", false, cli::Agree::Value},
+    {"jit-cache", "DIR", "where the jit keeps compiled kernels across runs (default: "
+                         "$DTNN_JIT_CACHE, else ~/.cache/dtnn/jit; 'off': nowhere)"},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
     {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
     {"comm-progress-ms", "MS", "under mpirun: while reductions are in flight, move their messages "
@@ -266,6 +268,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
       return usageError(msg.message());
     bo.threads = static_cast<int>(t);
   }
+  if (args->has("jit-cache")) bo.kernelCache = args->get("jit-cache");
   // Before MPI and the thread pool start: may run this program again, waiting passively.
   runtime::waitPassivelyIfOversubscribed(argv, bo.threads);
   runtime::MpiOptions mo;

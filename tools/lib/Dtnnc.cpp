@@ -69,6 +69,8 @@ const std::vector<cli::OptionSpec> kPlanOptions = {
     {"stop-after", "STAGE", "print --emit=plan after select, layouts, buffers or bind (default bind)"},
     {"threads", "T", "the thread count --emit=plan plans for (default: the CPUs this process may "
                      "run on, so that one machine always prints the same plan)"},
+    {"jit-cache", "DIR", "where the jit keeps compiled kernels across runs (default: "
+                         "$DTNN_JIT_CACHE, else ~/.cache/dtnn/jit; 'off': nowhere)"},
 };
 
 // What --emit=plan prints: plans at one batch size on one backend, after one stage.
@@ -78,6 +80,7 @@ struct PlanOptions {
   std::string backend;
   runtime::PlanStage last = runtime::PlanStage::Bind;
   std::string targetCpu;
+  std::string kernelCache;
 };
 
 // Reads the plan options; fails with a usage error message.
@@ -102,6 +105,7 @@ Error readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOptions &o
       return msg;
     o.threads = static_cast<int>(t);
   }
+  if (args.has("jit-cache")) o.kernelCache = args.get("jit-cache");
   if (args.has("stop-after")) {
     auto stage = runtime::parsePlanStage(args.get("stop-after"));
     if (!emitPlan) return Error::make("--stop-after needs --emit=plan");
@@ -191,6 +195,7 @@ Error forEachPlan(const ir::Module &m, const PlanOptions &o, runtime::PlanStage 
                   const std::function<Error(const ir::Graph &, const runtime::Plan &)> &use) {
   runtime::BackendOptions bo;
   bo.threads = o.threads;
+  bo.kernelCache = o.kernelCache;
   auto backends = runtime::BackendSet::create(o.backend, bo);
   if (!backends) return backends.takeError();
   runtime::PlanContext ctx{*backends, m, {}};

@@ -1,0 +1,193 @@
+// The code generator module's compiler for the process (libdtnn-jit.so, see
+// backends/jit/CodegenApi.h): one LLJIT for the host, the kernels it holds
+// by key, and the kernel cache on disk (backends/jit/KernelCache.h). A
+// kernel not yet in the process is loaded from the cache when a valid entry
+// is there, else compiled to an object (and stored there); either way the
+// object is added to the LLJIT. Its symbol is named after its key's hash, so
+// that an object compiled by another process links the same way.
+#include "backends/jit/KernelCache.h"
+#include "backends/jit/ModuleBuilder.h"
+
+#include "dtnn/Version.h"
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace dtnn::jit {
+
+namespace {
+
+class Jit {
+public:
+  static Jit &get() {
+    static Jit jit;
+    return jit;
+  }
+
+  Expected<KernelFn> kernel(const ir::Graph &body, const LoopPlan &plan,
+                            const std::string &cacheDir) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!jit_) return Error::make("cannot start LLVM's JIT: " + startError_);
+    // Everything the object code depends on besides the plan.
+    std::string key = plan.key + "|cpu=" + tm_->getTargetCPU().str() + "|" +
+                      tm_->getTargetFeatureString().str() + "|llvm " LLVM_VERSION_STRING
+                      "|dtnn " + versionString() + "|codegen " +
+                      std::to_string(CodegenApi::kVersion);
+    if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
+    auto t0 = std::chrono::steady_clock::now();
+    std::string name = "dtnn_fused_" + hashHex(key);
+    Expected<KernelFn> fn = Error::make("");
+    if (!cacheDir.empty()) {
+      KernelCache cache(cacheDir);
+      std::string problem;
+      if (std::optional<std::string> object = cache.load(key, problem)) {
+        fn = add(name, llvm::MemoryBuffer::getMemBufferCopy(*object, name));
+        if (fn) ++stats_.loaded;
+        else
+          problem = "the jit's kernel cache entry " + cache.pathOf(key) +
+                    " does not link: " + fn.error().message();
+      }
+      if (!problem.empty()) warnOnce(problem + "; compiling the kernel again");
+    }
+    if (!fn) {
+      fn = compileNew(body, plan, name, cacheDir, key);
+      if (!fn) return Error::make(fn.error().message());
+      ++stats_.compiled;
+    }
+    stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    kernels_[key] = *fn;
+    return *fn;
+  }
+
+  CompileStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+private:
+  Jit() {
+    initialiseLlvm();
+    auto jtmb = machineFor("");
+    if (!jtmb) {
+      startError_ = llvmMessage(jtmb.takeError());
+      return;
+    }
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) {
+      startError_ = llvmMessage(tm.takeError());
+      return;
+    }
+    tm_ = std::move(*tm);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+    if (!jit) {
+      startError_ = llvmMessage(jit.takeError());
+      return;
+    }
+    jit_ = std::move(*jit);
+    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit_->getDataLayout().getGlobalPrefix());
+    if (!process) {
+      startError_ = llvmMessage(process.takeError());
+      jit_.reset();
+      return;
+    }
+    jit_->getMainJITDylib().addGenerator(std::move(*process));
+  }
+
+  // Builds, optimises and compiles the kernel to an object, stores it in the
+  // cache (a failure to is a warning) and adds it.
+  Expected<KernelFn> compileNew(const ir::Graph &body, const LoopPlan &plan,
+                                const std::string &name, const std::string &cacheDir,
+                                const std::string &key) {
+    llvm::LLVMContext ctx;
+    Expected<std::unique_ptr<llvm::Module>> m = buildModule(ctx, body, plan, name, *tm_);
+    if (!m) return Error::make(m.error().message());
+    llvm::orc::SimpleCompiler compiler(*tm_);
+    auto object = compiler(**m);
+    if (!object)
+      return Error::make("LLVM could not compile a fused kernel: " +
+                         llvmMessage(object.takeError()));
+    if (!cacheDir.empty())
+      if (Error e = KernelCache(cacheDir).store(key, (*object)->getBuffer().str()))
+        warnOnce("the jit's kernel cache keeps nothing: " + e.message());
+    return add(name, std::move(*object));
+  }
+
+  // Adds an object holding `name` to the LLJIT and looks the kernel up.
+  Expected<KernelFn> add(const std::string &name, std::unique_ptr<llvm::MemoryBuffer> object) {
+    if (llvm::Error e = jit_->addObjectFile(std::move(object)))
+      return Error::make("LLVM could not add a fused kernel: " + llvmMessage(std::move(e)));
+    auto sym = jit_->lookup(name);
+    if (!sym)
+      return Error::make("LLVM could not link a fused kernel: " + llvmMessage(sym.takeError()));
+    return sym->toPtr<KernelFn>();
+  }
+
+  void warnOnce(const std::string &message) {
+    if (warned_.insert(message).second) std::fprintf(stderr, "dtnn: warning: %s\n", message.c_str());
+  }
+
+  std::mutex mu_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::string startError_;
+  std::map<std::string, KernelFn> kernels_;
+  std::set<std::string> warned_;
+  CompileStats stats_;
+};
+
+Expected<KernelFn> compile(const ir::Graph &body, const LoopPlan &plan,
+                           const std::string &cacheDir) {
+  return Jit::get().kernel(body, plan, cacheDir);
+}
+
+CompileStats stats() { return Jit::get().stats(); }
+
+Expected<std::string> llvmIR(const ir::Graph &body, const LoopPlan &plan, const std::string &name,
+                             const std::string &cpu) {
+  initialiseLlvm();
+  if (!cpu.empty() && cpu != "native") {
+    std::string triple = llvm::sys::getProcessTriple(), why;
+    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, why);
+    if (!target) return Error::make("LLVM: " + why);
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, "", ""));
+    if (!sti || !sti->isCPUStringValid(cpu))
+      return Error::make("LLVM does not know the CPU '" + cpu + "' (--target-cpu takes LLVM's "
+                         "names, such as x86-64-v3, skylake-avx512 or znver4)");
+  }
+  auto jtmb = machineFor(cpu);
+  if (!jtmb) return Error::make("LLVM: " + llvmMessage(jtmb.takeError()));
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) return Error::make("LLVM: unknown CPU '" + cpu + "': " + llvmMessage(tm.takeError()));
+  llvm::LLVMContext ctx;
+  Expected<std::unique_ptr<llvm::Module>> m = buildModule(ctx, body, plan, name, **tm);
+  if (!m) return Error::make(m.error().message());
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  (*m)->print(os, nullptr);
+  return out;
+}
+
+} // namespace
+
+} // namespace dtnn::jit
+
+extern "C" __attribute__((visibility("default"))) const dtnn::jit::CodegenApi *
+dtnn_jit_codegen_api() {
+  static const dtnn::jit::CodegenApi api{dtnn::jit::CodegenApi::kVersion, dtnn::jit::compile,
+                                         dtnn::jit::stats, dtnn::jit::llvmIR};
+  return &api;
+}
