@@ -1,8 +1,10 @@
 // The jit backend: runs fused ops with kernels that LLVM's ORC JIT compiles
-// from their regions (backends/jit/Codegen.h), on plain host buffers. It is
-// planned after the chosen backend in every run, so that oneDNN runs what it
-// has primitives for and the jit the fused groups between them; where LLVM
-// cannot compile a region, the fused op goes to the reference interpreter.
+// from their regions (backends/jit/Codegen.h), on host buffers in the layout
+// their operands arrive in (oneDNN's blocked channels included) where the
+// loop plan can follow it, else plain. It is planned after the chosen
+// backend in every run, so that oneDNN runs what it has primitives for and
+// the jit the fused groups between them; where LLVM cannot compile a region,
+// the fused op goes to the reference interpreter.
 #include "backends/jit/JitBackend.h"
 
 #include "backends/jit/Codegen.h"
