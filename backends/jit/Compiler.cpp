@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace dtnn::jit {
@@ -49,22 +50,14 @@ public:
     if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
     auto t0 = std::chrono::steady_clock::now();
     std::string name = "dtnn_fused_" + hashHex(key);
-    Expected<KernelFn> fn = Error::make("");
-    if (!cacheDir.empty()) {
-      KernelCache cache(cacheDir);
-      std::string problem;
-      if (std::optional<std::string> object = cache.load(key, problem)) {
-        fn = add(name, llvm::MemoryBuffer::getMemBufferCopy(*object, name));
-        if (fn) ++stats_.loaded;
-        else
-          problem = "the jit's kernel cache entry " + cache.pathOf(key) +
-                    " does not link: " + fn.error().message();
-      }
-      if (!problem.empty()) warnOnce(problem + "; compiling the kernel again");
-    }
-    if (!fn) {
-      fn = compileNew(body, plan, name, cacheDir, key);
-      if (!fn) return Error::make(fn.error().message());
+    std::optional<KernelFn> fn;
+    if (!cacheDir.empty()) fn = loadCached(KernelCache(cacheDir), key, name);
+    if (fn) {
+      ++stats_.loaded;
+    } else {
+      Expected<KernelFn> made = compileNew(body, plan, name, cacheDir, key);
+      if (!made) return Error::make(made.error().message());
+      fn = *made;
       ++stats_.compiled;
     }
     stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -105,6 +98,22 @@ private:
       return;
     }
     jit_->getMainJITDylib().addGenerator(std::move(*process));
+  }
+
+  // The kernel stored under `key` in `cache`, added; nothing when there is
+  // no entry, or one that is not valid or does not link (then a warning).
+  std::optional<KernelFn> loadCached(const KernelCache &cache, const std::string &key,
+                                     const std::string &name) {
+    std::string problem;
+    std::optional<std::string> object = cache.load(key, problem);
+    if (object) {
+      Expected<KernelFn> fn = add(name, llvm::MemoryBuffer::getMemBufferCopy(*object, name));
+      if (fn) return *fn;
+      problem = "the jit's kernel cache entry " + cache.pathOf(key) + " does not link: " +
+                fn.error().message();
+    }
+    if (!problem.empty()) warnOnce(problem + "; compiling the kernel again");
+    return std::nullopt;
   }
 
   // Builds, optimises and compiles the kernel to an object, stores it in the

@@ -256,10 +256,7 @@ bool runsOverWholeBuffers(const ir::Graph &body, const LoopPlan &plan,
   for (const std::vector<ir::TensorType> *types : {&inTypes, &outTypes})
     for (const ir::TensorType &t : *types)
       if (t != like.type) return false;
-  if (like.bytes != runtime::byteSize(like.type))
-    for (const auto &op : body.ops())
-      if (op->name() == "div") return false;
-  return true;
+  return like.bytes == runtime::byteSize(like.type) || !divides(body);
 }
 
 // The kernel shape of fused op `op` whose operands arrive in `in`: it

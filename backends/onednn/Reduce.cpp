@@ -23,7 +23,7 @@ memory::desc sameLayout(const memory::desc &like, const memory::dims &dims) {
       {"acdeb", tag::acdeb},     {"aBcde8b", tag::aBcde8b},   {"aBcde16b", tag::aBcde16b}};
   std::string t = tagOf(like);
   auto it = tags.find(t);
-  if (it == tags.end() || dims.size() != size_t(like.data.ndims) || t.size() < dims.size())
+  if (it == tags.end() || dims.size() != size_t(like.data.ndims))
     return plainDesc(dims);
   return memory::desc(dims, like.data_type(), it->second);
 }

@@ -6,13 +6,14 @@
 
 namespace dtnn::runtime {
 
+namespace {
+
+// `t` with each dynamic dimension (the batch) set to `batch`.
 ir::TensorType bindBatch(ir::TensorType t, int64_t batch) {
   for (int64_t &d : t.dims)
     if (d == ir::kDynamic) d = batch;
   return t;
 }
-
-namespace {
 
 // Values and arenas are limited to 2^62 bytes, so that sizes and offsets
 // computed from them never overflow.

@@ -114,9 +114,6 @@ struct PlanContext {
   std::map<std::string, BufferDesc> params;
 };
 
-// `t` with each dynamic dimension (the batch) set to `batch`.
-ir::TensorType bindBatch(ir::TensorType t, int64_t batch);
-
 // Builds the plan of `g` with every dynamic dimension bound to `batch`, up to
 // and including stage `last`.
 Expected<Plan> buildPlan(const ir::Graph &g, int64_t batch, PlanContext &ctx,
