@@ -7,20 +7,24 @@
 #   plan-vgg      a VGG deepened to N 3x3 convolutions with ReLU at 8x8 (std/vgg.dtnn's vgg),
 #                 its train and eval plans (`dtnnc compile --emit=plan --batch 8`).
 #
-# Prints, per case and N, the best of RUNS times and its ratio to the previous N's; fails,
-# naming the case, when a doubling of N costs more than 2.5 times the time (a case over the
-# limit is measured RUNS times more first, and its best times count).
+# Prints, per case and N, the best of RUNS CPU times, the instructions dtnnc executed (one run
+# under valgrind's cachegrind, without its cache simulation) and each one's ratio to the
+# previous N's. Fails, naming the case, when a doubling of N costs more than 2.1 times the
+# instructions: work that grows with N^2 shows there long before it dominates the time.
+#
+# The check is on instructions, not on time, because the count is the same on every run while
+# the time is not: the memory system makes a doubling cost 2.0 to 2.4 times the time on a quiet
+# machine (the plans of 4000 layers hold 600 MB), and a shared machine's other tenants move it
+# further. The time is CPU time (user + system), which they disturb less than wall-clock time;
+# wall-clock seconds are printed beside it, and the runs of all N alternate, so a busy moment
+# slows them alike.
 #
 #   bash bench/compile_scaling.sh [MAX_N]     # default 4000, or $MAX_N
 #
 # Environment: DTNN_BUILD_DIR (default build), DTNNC (default $DTNN_BUILD_DIR/bin/dtnnc), RUNS
-# (default 3), FLOOR (default 0.05 seconds: a smaller time counts as FLOOR in a ratio, so that
-# the timer noise of small runs cannot fail the check).
-#
-# The time is CPU time (user + system) of dtnnc, which other processes on a shared machine
-# disturb less than wall-clock time; wall-clock seconds are printed beside it. The runs of all
-# N alternate, so a busy moment slows them alike. OMP_NUM_THREADS defaults to 1 here: otherwise
-# dtnnc samples the CPUs' load for 50 ms and the plan's kernels depend on it.
+# (default 3), FLOOR (default 0.05 seconds: a smaller time counts as FLOOR in a ratio).
+# OMP_NUM_THREADS defaults to 1 here: otherwise dtnnc samples the CPUs' load for 50 ms and the
+# plan's kernels depend on it. Needs valgrind (Debian's package `valgrind`).
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +33,7 @@ DTNNC="${DTNNC:-${DTNN_BUILD_DIR:-build}/bin/dtnnc}"
 MAX_N="${1:-${MAX_N:-4000}}"
 RUNS="${RUNS:-3}"
 FLOOR="${FLOOR:-0.05}"
-LIMIT=2.5
+LIMIT=2.1
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 
 die() { echo "compile_scaling.sh: error: $*" >&2; exit 2; }
@@ -37,6 +41,7 @@ die() { echo "compile_scaling.sh: error: $*" >&2; exit 2; }
 [[ "$MAX_N" =~ ^[1-9][0-9]*$ ]] && ((MAX_N >= 500)) || die "the largest N must be an integer of at least 500"
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
 [[ "$FLOOR" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "FLOOR must be a number of seconds"
+command -v valgrind >/dev/null || die "valgrind not found (Debian: apt-get install valgrind)"
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -67,11 +72,11 @@ write_vgg() {
   printf 'import "std/vgg.dtnn"\n\nmodel DeepVGG(x: f32[N, 3, 8, 8]) -> f32[N, 10] {\n  return x |> vgg([(8, %d)]) |> flatten |> dense(10)\n}\n' "$2" >"$1"
 }
 
-# Runs case $1 at size $2.
-run_case() {
+# Sets CMD to the dtnnc command of case $1 at size $2.
+command_of() {
   case "$1" in
-  import-chain) "$DTNNC" compile "$WORK/chain$2/main.dtnn" -o /dev/null ;;
-  plan-vgg) "$DTNNC" compile "$WORK/vgg$2.dtnn" --emit=plan --batch 8 -o /dev/null ;;
+  import-chain) CMD=("$DTNNC" compile "$WORK/chain$2/main.dtnn" -o /dev/null) ;;
+  plan-vgg) CMD=("$DTNNC" compile "$WORK/vgg$2.dtnn" --emit=plan --batch 8 -o /dev/null) ;;
   esac
 }
 
@@ -90,7 +95,7 @@ for n in "${SIZES[@]}"; do
   write_vgg "$WORK/vgg$n.dtnn" "$n"
 done
 
-declare -A cpu wall
+declare -A cpu wall instr
 
 # Runs case $1 RUNS times at every N, alternating the sizes so that each run of each N sees the
 # machine in a similar state, and keeps each N's best time in cpu and wall.
@@ -98,7 +103,8 @@ measure() {
   local r n t c w
   for ((r = 0; r < RUNS; r++)); do
     for n in "${SIZES[@]}"; do
-      t="$(time_once run_case "$1" "$n")" || exit 2
+      command_of "$1" "$n"
+      t="$(time_once "${CMD[@]}")" || exit 2
       read -r c w <<<"$t"
       if [[ -z "${cpu[$n]:-}" ]] || awk -v a="$c" -v b="${cpu[$n]}" 'BEGIN { exit !(a < b) }'; then
         cpu[$n]="$c"
@@ -108,42 +114,49 @@ measure() {
   done
 }
 
-# Prints the ratio of the best time at N=$1 to that at N=$2, which counts as FLOOR if smaller.
-ratio_of() {
-  awk -v a="${cpu[$1]}" -v b="${cpu[$2]}" -v f="$FLOOR" 'BEGIN { printf "%.2f", a / (b > f ? b : f) }'
+# Prints the instructions case $1 executes at size $2 (cachegrind's "I refs", summed over the
+# processes, should DTNNC be a wrapper).
+count_instructions() {
+  local count
+  command_of "$1" "$2"
+  rm -f "$WORK"/valgrind.*
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null --trace-children=yes \
+    --log-file="$WORK/valgrind.%p" "${CMD[@]}" >/dev/null 2>"$WORK/stderr" || {
+    cat "$WORK/stderr" "$WORK"/valgrind.* >&2
+    die "'${CMD[*]}' failed under valgrind"
+  }
+  count="$(sed -n 's/.*I[[:space:]]*refs:[[:space:]]*//p' "$WORK"/valgrind.* | tr -d ',' |
+    awk '{ s += $1 } END { if (NR) printf "%d\n", s }')"
+  [[ "$count" =~ ^[0-9]+$ ]] || die "no instruction count in valgrind's output"
+  echo "$count"
 }
 
-# Prints the first doubling of case $1 that costs more than LIMIT times the time, if any.
-first_failure() {
-  local n prev="" ratio
-  for n in "${SIZES[@]}"; do
-    if [[ -n "$prev" ]]; then
-      ratio="$(ratio_of "$n" "$prev")"
-      if awk -v r="$ratio" -v l="$LIMIT" 'BEGIN { exit !(r > l) }'; then
-        echo "$1: N=$n took ${ratio}x the time of N=$prev (${cpu[$n]} s against ${cpu[$prev]} s; the limit is ${LIMIT}x)"
-        return
-      fi
-    fi
-    prev="$n"
-  done
+# Prints $1 / $2, with $2 counted as $3 if smaller.
+ratio() {
+  awk -v a="$1" -v b="$2" -v f="${3:-0}" 'BEGIN { printf "%.2f", a / (b > f ? b : f) }'
 }
 
 failures=()
-printf '%-13s %6s %9s %9s %7s\n' case N cpu_s wall_s ratio
+printf '%-13s %6s %9s %9s %7s %15s %7s\n' case N cpu_s wall_s ratio instructions ratio
 for case in import-chain plan-vgg; do
   cpu=()
   wall=()
+  instr=()
   measure "$case"
-  # A doubling over the limit is measured again before it counts: a busy moment on a shared
-  # machine may slow one size more than another, a regression slows it every time.
-  [[ -z "$(first_failure "$case")" ]] || measure "$case"
-  failure="$(first_failure "$case")"
-  [[ -z "$failure" ]] || failures+=("$failure")
   prev=""
   for n in "${SIZES[@]}"; do
-    ratio="-"
-    [[ -z "$prev" ]] || ratio="$(ratio_of "$n" "$prev")"
-    printf '%-13s %6d %9s %9s %7s\n' "$case" "$n" "${cpu[$n]}" "${wall[$n]}" "$ratio"
+    instr[$n]="$(count_instructions "$case" "$n")" || exit 2
+    time_ratio="-"
+    instr_ratio="-"
+    if [[ -n "$prev" ]]; then
+      time_ratio="$(ratio "${cpu[$n]}" "${cpu[$prev]}" "$FLOOR")"
+      instr_ratio="$(ratio "${instr[$n]}" "${instr[$prev]}")"
+      if awk -v r="$instr_ratio" -v l="$LIMIT" 'BEGIN { exit !(r > l) }'; then
+        failures+=("$case: N=$n executed ${instr_ratio}x the instructions of N=$prev (${instr[$n]} against ${instr[$prev]}; the limit is ${LIMIT}x)")
+      fi
+    fi
+    printf '%-13s %6d %9s %9s %7s %15s %7s\n' "$case" "$n" "${cpu[$n]}" "${wall[$n]}" \
+      "$time_ratio" "${instr[$n]}" "$instr_ratio"
     prev="$n"
   done
 done

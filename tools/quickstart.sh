@@ -36,8 +36,9 @@ PACKAGES=(
 # What the test suite needs besides: PyTorch and torchvision, to check converted torchvision
 # weights against torchvision's own outputs (with OpenBLAS's threaded build, which PyTorch
 # would otherwise replace with the slow reference BLAS).
-# pkg-config builds a program against an installed libdtnn, as the install test does.
-TEST_PACKAGES=(python3-torchvision libopenblas0-pthread pkg-config)
+# pkg-config builds a program against an installed libdtnn, as the install test does; valgrind
+# counts the instructions compile_scaling.sh checks.
+TEST_PACKAGES=(python3-torchvision libopenblas0-pthread pkg-config valgrind)
 
 log() { printf '==> %s\n' "$*"; }
 die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }
