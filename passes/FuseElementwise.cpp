@@ -6,9 +6,11 @@
 // Algorithm: walk each graph's ops in order. An op is a candidate when the op
 // table puts it in the elementwise, broadcast or reduce fusion class, it is
 // pure (no write, no random numbers, no collective), holds no region, is no
-// loss or metric, and computes in a floating-point type (an operand it reads
-// only the type of, such as sum_like's `like`, becomes an argument too). Its domain is the shape it iterates
-// over: its result's type for an elementwise or broadcast op, its first
+// loss or metric, computes in a floating-point type (an operand it reads
+// only the type of, such as sum_like's `like`, becomes an argument too), and,
+// given a target with a backend that compiles fused ops, that backend takes
+// it in a region (global_avgpool is a reduction the jit does not compile).
+// Its domain is the shape it iterates over: its result's type for an elementwise or broadcast op, its first
 // operand's for a reduction. A candidate joins the first group, in operand
 // order, that (a) produced one of its operands or reads one of them, (b) has
 // the same domain, (c) did not make that operand with a reduction (a
@@ -36,6 +38,7 @@
 #include "passes/FusionTarget.h"
 #include "passes/PassRegistry.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -72,13 +75,16 @@ struct Group {
 
 class Grouping {
 public:
-  explicit Grouping(ir::Graph &g) : g_(g) {
+  // `takes` says whether the backend that will run the fused ops takes an op
+  // in a region.
+  Grouping(ir::Graph &g, std::function<bool(const ir::Op &)> takes)
+      : g_(g), takes_(std::move(takes)) {
     for (const auto &op : g.ops()) position_[op.get()] = position_.size();
   }
 
   void run() {
     for (const auto &op : g_.ops()) {
-      if (!isCandidate(*op)) continue;
+      if (!isCandidate(*op) || !takes_(*op)) continue;
       int joined = -1;
       for (const ir::Value *v : op->operands()) {
         for (int gi : groupsTouching(v))
@@ -167,6 +173,7 @@ private:
   }
 
   ir::Graph &g_;
+  std::function<bool(const ir::Op &)> takes_;
   std::map<const ir::Op *, size_t> position_;
   std::map<const ir::Op *, int> groupOf_;
   std::map<const ir::Value *, std::vector<int>> readers_;
@@ -198,9 +205,10 @@ public:
 
   Expected<bool> runOnGraph(ir::Graph &g) override {
     compilerInRun_ = false;
+    taken_.clear();
     if (target_)
       for (const std::string &b : target_->backendsFor("fused")) compilerInRun_ |= b != "reference";
-    Grouping grouping(g);
+    Grouping grouping(g, [this](const ir::Op &op) { return takenInRegion(op); });
     grouping.run();
     // Where each op stands now; a fused op takes its last member's place.
     std::map<const ir::Op *, size_t> position;
@@ -317,6 +325,23 @@ private:
     return false;
   }
 
+  // Whether `op` may go in a fused op: the backend that would run a fused op
+  // of it alone is one that compiles fused ops, or the reference backend
+  // where that one runs the op already (it interprets any region). Asked
+  // once per op name, about the op alone: one op that only the reference
+  // backend would take in a region (global_avgpool, a reduction the jit does
+  // not compile, after an elementwise chain) would keep its group unfused.
+  bool takenInRegion(const ir::Op &op) {
+    if (!target_ || !compilerInRun_) return true;
+    auto [it, added] = taken_.try_emplace(op.name(), false);
+    if (added) {
+      Group alone{{const_cast<ir::Op *>(&op)}, domainOf(op), {}, 0, 0};
+      std::string b = backendOfGroup(alone);
+      it->second = !b.empty() && (b != "reference" || target_->backendOf(op) == "reference");
+    }
+    return it->second;
+  }
+
   // The backend that would run the group as a fused op, asked of the target
   // about a stand-in in a graph of its own.
   std::string backendOfGroup(const Group &grp) const {
@@ -364,6 +389,8 @@ private:
   }
 
   size_t minOps_ = 2;
+  // takenInRegion's answers by op name, for the graph at hand.
+  std::map<std::string, bool> taken_;
   // Whether a backend of the run other than the reference one has a kernel
   // for fused ops.
   bool compilerInRun_ = false;

@@ -16,7 +16,7 @@ const std::vector<Pipeline> &builtinPipelines() {
       {"train", "Builds the train and eval steps: `dtnnc compile --emit=train-ir`, dtnn-run.",
        {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-activation", "fuse-residual-add",
         "autodiff", "fold-batchnorm", "fuse-activation", "fuse-residual-add", "repeat(cse,dce)",
-        "fuse-elementwise"}},
+        "decompose-batchnorm", "fuse-elementwise"}},
   };
   return pipelines;
 }
@@ -27,6 +27,19 @@ const Pipeline *findPipeline(const std::string &name) {
   return nullptr;
 }
 
+std::string trainPipeline(const DataParallelOptions &o) {
+  if (o.ranks <= 1 || !o.syncBatchNorm) return "train";
+  // The batch norms are synchronized before decompose-batchnorm would take
+  // them apart (it leaves synchronized ones to their kernels).
+  std::string out;
+  for (const std::string &p : findPipeline("train")->passes) {
+    if (p == "decompose-batchnorm") out += "sync-batchnorm,";
+    out += p + ",";
+  }
+  out.pop_back();
+  return out;
+}
+
 std::string dataParallelPipeline(const DataParallelOptions &o) {
   if (o.ranks <= 1) return "";
   std::string bucket = "ranks=" + std::to_string(o.ranks);
@@ -34,8 +47,7 @@ std::string dataParallelPipeline(const DataParallelOptions &o) {
   if (o.localBatch > 0) bucket += " batch=" + std::to_string(o.localBatch);
   if (!o.netPath.empty()) bucket += " net=" + o.netPath;
   if (!o.profilePath.empty()) bucket += " profile=" + o.profilePath;
-  return std::string(o.syncBatchNorm ? "sync-batchnorm," : "") +
-         "insert-allreduce,bucket-allreduce{" + bucket + "},schedule-comm";
+  return "insert-allreduce,bucket-allreduce{" + bucket + "},schedule-comm";
 }
 
 std::string printPipelines() {

@@ -31,8 +31,11 @@ struct DataParallelOptions {
   bool syncBatchNorm = false; // batch norm over the global batch
   int64_t localBatch = 0;     // samples a rank, for estimated op times (0: batch / ranks)
 };
+// The train pipeline for a run of `o.ranks` ranks: "train", with
+// sync-batchnorm inserted where syncBatchNorm asks for it.
+std::string trainPipeline(const DataParallelOptions &o);
 // The passes that average gradients over `ranks` ranks, in buckets that
-// overlap backward: "" for one rank.
+// overlap backward, to run after trainPipeline(o): "" for one rank.
 std::string dataParallelPipeline(const DataParallelOptions &o);
 
 // One line per pipeline, `name: pass,pass,...`, in builtinPipelines() order.

@@ -21,7 +21,7 @@ const std::set<std::string> &knownOps() {
       "sigmoid_backward",              "tanh",          "tanh_backward",
       "silu",         "silu_backward", "hard_sigmoid",  "hard_sigmoid_backward",
       "hard_swish",   "hard_swish_backward",            "scale",
-      "sum_like"};
+      "rsqrt",        "sum_like"};
   return ops;
 }
 

@@ -160,12 +160,30 @@ template <typename T> void fillKernel(const KernelArgs &a) {
   std::fill(po, po + a.out[0].numel(), v);
 }
 
+template <typename T> void countLikeKernel(const KernelArgs &a) {
+  double like = static_cast<double>(a.out[0].numel());
+  double count = like > 0 ? static_cast<double>(a.in[0].numel()) / like : 0;
+  T v = static_cast<T>(std::max(1.0, count + a.op->attrs().getFloat("offset")));
+  T *po = a.out[0].as<T>();
+  std::fill(po, po + a.out[0].numel(), v);
+}
+
 template <typename T> void scaleKernel(const KernelArgs &a) {
   T f = static_cast<T>(a.op->attrs().getFloat("factor"));
   const T *px = a.in[0].as<T>();
   T *po = a.out[0].as<T>();
   parallelBlocks(a.out[0].numel(), [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) po[i] = px[i] * f;
+  });
+}
+
+// 1 / sqrt(x + eps), the square root and the quotient each rounded to T.
+template <typename T> void rsqrtKernel(const KernelArgs &a) {
+  T eps = static_cast<T>(a.op->attrs().getFloat("eps"));
+  const T *px = a.in[0].as<T>();
+  T *po = a.out[0].as<T>();
+  parallelBlocks(a.out[0].numel(), [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) po[i] = T(1) / std::sqrt(px[i] + eps);
   });
 }
 
@@ -261,6 +279,10 @@ void registerElementwiseKernels(KernelTable &t) {
   DTNN_ANY_KERNEL(t, "sum_like", sumLikeKernel);
   DTNN_ANY_KERNEL(t, "broadcast_like", broadcastLikeKernel);
   DTNN_REF_KERNEL(t, "scale", scaleKernel);
+  DTNN_REF_KERNEL(t, "rsqrt", rsqrtKernel);
+  t.add("count_like", [](const KernelArgs &a) {
+    dispatchFloat(a.out[0].type.dtype, [&](auto tag) { countLikeKernel<decltype(tag)>(a); });
+  });
 }
 
 

@@ -1,6 +1,6 @@
 // Reference kernels of the batch normalization ops declared in
-// ir/ops/Norm.cpp. The input is [N,C] or [N,C,H,W], seen as [N,C,S] with S the
-// spatial size (1 for [N,C]). Statistics are reduced per channel inside one
+// ir/ops/Norm.cpp, moving_average included. The input is [N,C] or [N,C,H,W],
+// seen as [N,C,S] with S the spatial size (1 for [N,C]). Statistics are reduced per channel inside one
 // parallel iteration, in double precision, so the results do not depend on
 // the thread count.
 #include "backends/reference/KernelUtil.h"
@@ -119,6 +119,17 @@ template <typename T> void batchNormFoldKernel(const KernelArgs &a) {
   });
 }
 
+// buf = (1 - momentum) * buf + momentum * value in place, in double as
+// batchnorm_train updates its running statistics (a vector per channel:
+// one thread).
+template <typename T> void movingAverageKernel(const KernelArgs &a) {
+  T *buf = a.in[0].as<T>();
+  const T *value = a.in[1].as<T>();
+  double momentum = a.op->attrs().getFloat("momentum");
+  for (int64_t i = 0, n = a.in[0].numel(); i < n; ++i)
+    buf[i] = static_cast<T>((1 - momentum) * buf[i] + momentum * value[i]);
+}
+
 } // namespace
 
 void registerNormKernels(KernelTable &t) {
@@ -126,6 +137,7 @@ void registerNormKernels(KernelTable &t) {
   // batchnorm_train and batchnorm_backward: SyncNorm.cpp.
   DTNN_REF_KERNEL(t, "batchnorm_backward_frozen", batchNormBackwardFrozenKernel);
   DTNN_REF_KERNEL(t, "batchnorm_fold", batchNormFoldKernel);
+  DTNN_REF_KERNEL(t, "moving_average", movingAverageKernel);
 }
 
 template void batchNormTrainKernel<float>(const KernelArgs &);

@@ -1,6 +1,6 @@
-// Binary arithmetic with numpy broadcasting (add, sub, mul, div) and the
-// generic helpers that gradient rules of every family build on: fill, scale,
-// sum_like (the reverse of broadcasting) and broadcast_like. A `?` dimension
+// Binary arithmetic with numpy broadcasting (add, sub, mul, div), rsqrt, and
+// the generic helpers that gradient rules of every family build on: fill,
+// scale, sum_like (the reverse of broadcasting) and broadcast_like. A `?` dimension
 // broadcasts against `?` or 1 only.
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
@@ -97,6 +97,40 @@ Error inferScale(InferCtx &ctx) {
   if (!isFloatType(ctx.operands[0].dtype))
     return ctx.fail("scale expects a floating-point input, got " + ctx.operands[0].str(), {0});
   return sameAsFirstOperand(ctx);
+}
+
+// Operands: x and like, like broadcastable to x (their contents unused). The
+// result has like's type.
+Error inferCountLike(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  const TensorType &like = ctx.operands[1];
+  if (!isFloatType(like.dtype) || !broadcastsTo(like, x))
+    return ctx.fail("count_like needs a floating-point like that broadcasts to x, got " +
+                        like.str() + " and " + x.str(),
+                    {0, 1});
+  if (!std::isfinite(ctx.attrs.getFloat("offset")))
+    return ctx.fail("count_like offset must be a finite number");
+  ctx.results = {like};
+  return Error::success();
+}
+
+// Operand: x of a floating-point type; eps must be a finite number >= 0.
+Error inferRsqrt(InferCtx &ctx) {
+  if (!isFloatType(ctx.operands[0].dtype))
+    return ctx.fail("rsqrt expects a floating-point input, got " + ctx.operands[0].str(), {0});
+  double eps = ctx.attrs.getFloat("eps");
+  if (!(eps >= 0) || !std::isfinite(eps)) return ctx.fail("rsqrt eps must be a finite number >= 0");
+  return sameAsFirstOperand(ctx);
+}
+
+// y = (x + eps)^(-1/2), so dx = dy * -y^3 / 2.
+Error rsqrtGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
+  Value *y = ctx.op.result(0);
+  Value *cube = ctx.b.create1("mul", {y, ctx.b.create1("mul", {y, y})});
+  Value *slope = cube ? ctx.b.create1("scale", {cube}, attrs({{"factor", -0.5}})) : nullptr;
+  ctx.dx[0] = slope ? ctx.b.create1("mul", {ctx.dy[0], slope}) : nullptr;
+  return ctx.dx[0] ? Error::success() : ctx.b.takeError();
 }
 
 // The gradient with respect to operand i of a broadcasting op whose result
@@ -232,6 +266,38 @@ void registerElementwiseOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = scaleGrad,
       .trainForm = "",
+  });
+  // The divisor of a mean over the dimensions sum_like reduces, known only
+  // when the batch size is: decompose-batchnorm divides its sums by it.
+  t.add({
+      .name = "count_like",
+      .summary = "A tensor of like's type holding numel(x) / numel(like) + offset, at least 1: "
+                 "how many elements sum_like adds into each.",
+      .operands = {shapeOnly("x"), shapeOnly("like")},
+      .attrs = {{"offset", AttrKind::Float, AttrValue(0.0)}},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferCountLike,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = noGrad,
+      .trainForm = "",
+      .role = OpRole::Forward,
+      .internal = true,
+  });
+  // What decompose-batchnorm makes of a batch norm's 1/sqrt(var + eps).
+  t.add({
+      .name = "rsqrt",
+      .summary = "Elementwise 1 / sqrt(x + eps).",
+      .operands = {reusable("x")},
+      .attrs = {{"eps", AttrKind::Float, AttrValue(0.0)}},
+      .fusion = FusionClass::Elementwise,
+      .inferShape = inferRsqrt,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = rsqrtGrad,
+      .trainForm = "",
+      .role = OpRole::Forward,
+      .internal = true,
   });
   t.add({
       .name = "sum_like",

@@ -220,6 +220,21 @@ Error buildBatchNorm(LayerCtx &ctx) {
   return Error::success();
 }
 
+// Operands: buf and value of one floating-point type; momentum in [0, 1].
+Error inferMovingAverage(InferCtx &ctx) {
+  const TensorType &buf = ctx.operands[0];
+  if (!isFloatType(buf.dtype))
+    return ctx.fail("moving_average expects a floating-point buffer, got " + buf.str(), {0});
+  if (ctx.operands[1] != buf)
+    return ctx.fail("moving_average value " + ctx.operands[1].str() + " does not match buffer " +
+                        buf.str(),
+                    {0, 1});
+  double momentum = ctx.attrs.getFloat("momentum");
+  if (!(momentum >= 0 && momentum <= 1)) return ctx.fail("moving_average momentum must be in [0, 1]");
+  ctx.results = {};
+  return Error::success();
+}
+
 // Operand: x of any shape; the result has its type.
 Error inferDropout(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
@@ -307,6 +322,24 @@ void registerNormOps(BuiltinOps &t) {
       .macs = nullptr,
       .layer = std::nullopt,
       .role = OpRole::Backward,
+      .internal = true,
+  });
+  // What decompose-batchnorm makes of batchnorm_train's update of its
+  // running statistics.
+  t.add({
+      .name = "moving_average",
+      .summary = "Moves buf in place toward value: buf = (1 - momentum) * buf + momentum * value "
+                 "(a batch norm's running statistics).",
+      .operands = {{"buf", OperandSpec::Required, Effect::Write}, {"value"}},
+      .attrs = {{"momentum", AttrKind::Float, AttrValue(0.1)}},
+      .numResults = 0,
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferMovingAverage,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
+      .role = OpRole::Forward,
       .internal = true,
   });
   // What fold-batchnorm puts before a convolution or dense layer whose

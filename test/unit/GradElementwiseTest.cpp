@@ -55,6 +55,16 @@ TEST(GradElementwise, Sub) { checkBinary("sub"); }
 TEST(GradElementwise, Mul) { checkBinary("mul"); }
 TEST(GradElementwise, Div) { checkBinary("div"); }
 
+// rsqrt's gradient, -dy * y^3 / 2, away from its pole at x = -eps.
+TEST(GradElementwise, Rsqrt) {
+  GradCheckOptions opts;
+  opts.ranges["a"] = {0.2, 2.0};
+  expectGradientsMatch("graph @f(%a: f64[2,3]) -> f64[2,3] {\n"
+                       "  %0 = rsqrt %a {eps=0.01} : f64[2,3]\n"
+                       "  return %0\n}\n",
+                       opts);
+}
+
 TEST(GradElementwise, SameOperandTwice) {
   expectGradientsMatch(R"(
 graph @f(%a: f64[2,3]) -> f64[2,3] {

@@ -86,6 +86,7 @@ TEST(JitFused, EveryOp) {
        "%c = silu_backward %x, %y : " + t, "%d = add %a, %b : " + t, "%r = add %d, %c : " + t},
       {"%a = hard_sigmoid_backward %x, %y : " + t, "%b = hard_swish_backward %x, %y : " + t,
        "%r = add %a, %b : " + t},
+      {"%a = mul %x, %x : " + t, "%b = rsqrt %a {eps=0.001} : " + t, "%r = mul %b, %y : " + t},
   };
   for (const auto &chain : chains) {
     // div divides by a sigmoid's result, which stays away from 0.

@@ -128,6 +128,42 @@ graph @f(%x: f64[3]) -> f64[3] {
   expectTensorNear(outs[0], {-1, 2, -0.5});
 }
 
+// rsqrt: 1 / sqrt(x + eps).
+TEST(RefElementwise, Rsqrt) {
+  auto outs = runGraph(R"(
+graph @f(%x: f64[3], %y: f32[2]) -> (f64[3], f32[2]) {
+  %0 = rsqrt %x {eps=0.25} : f64[3]
+  %1 = rsqrt %y : f32[2]
+  return %0, %1
+}
+)",
+                       {makeTensor(f64({3}), {0, 3.75, 0.75}), makeTensor(f32({2}), {4, 0.0625})});
+  ASSERT_EQ(outs.size(), 2u);
+  expectTensorNear(outs[0], {2, 0.5, 1});
+  expectTensorNear(outs[1], {0.5, 4});
+}
+
+// count_like: how many elements sum_like adds into each of like's, plus the
+// offset, at least 1; the contents of both operands do not matter.
+TEST(RefElementwise, CountLike) {
+  auto outs = runGraph(R"(
+graph @f(%x: f32[2,3,4,5], %l: f32[1,3,1,1], %one: f32[1,1]) -> (f32[1,3,1,1], f32[1,3,1,1], f32[1,1], f32[1,1]) {
+  %0 = count_like %x, %l : f32[1,3,1,1]
+  %1 = count_like %x, %l {offset=-1.0} : f32[1,3,1,1]
+  %2 = count_like %one, %one {offset=-1.0} : f32[1,1]
+  %3 = count_like %x, %one {offset=0.5} : f32[1,1]
+  return %0, %1, %2, %3
+}
+)",
+                       {makeTensor(f32({2, 3, 4, 5}), std::vector<double>(120, 7)),
+                        makeTensor(f32({1, 3, 1, 1}), {9, 9, 9}), makeTensor(f32({1, 1}), {9})});
+  ASSERT_EQ(outs.size(), 4u);
+  expectTensorNear(outs[0], {40, 40, 40});
+  expectTensorNear(outs[1], {39, 39, 39});
+  expectTensorNear(outs[2], {1});
+  expectTensorNear(outs[3], {120.5});
+}
+
 TEST(RefElementwise, SumLike) {
   auto x = makeTensor(f32({2, 3}), {1, 2, 3, 4, 5, 6});
   // Over the leading dimension, over the last, and over everything.

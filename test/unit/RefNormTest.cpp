@@ -148,6 +148,21 @@ void checkTrain(int n, int c, int s) {
 
 TEST(RefNorm, Train2dStatisticsAndRunningUpdate) { checkTrain(6, 3, 1); }
 
+// moving_average, the running-statistic update decompose-batchnorm makes:
+// buf = (1 - momentum) * buf + momentum * value, in place, twice.
+TEST(RefNorm, MovingAverage) {
+  GraphRunner r("buffer @rm : f64[3] init=zeros\n"
+                "graph @f(%v: f64[3]) -> f64[3] {\n"
+                "  %0 = moving_average @rm, %v {momentum=0.25} : f64[3]\n"
+                "  return %v\n}\n");
+  ASSERT_TRUE(r.ok()) << r.error();
+  r.setParam("rm", {4, -8, 1});
+  r.runValues({{8, 0, 1}});
+  expectNear(toDoubles(r.param("rm")), {5, -6, 1}, 1e-15);
+  r.runValues({{8, 0, 1}});
+  expectNear(toDoubles(r.param("rm")), {5.75, -4.5, 1}, 1e-15);
+}
+
 TEST(RefNorm, Train4dStatisticsAndRunningUpdate) { checkTrain(3, 4, 10); }
 
 // gamma and beta scale and shift the normalized output.

@@ -379,7 +379,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   // A deterministic run reduces gradients itself, after a gradient step per
   // micro-batch; others reduce them in the train step, as the passes place it.
   // --predict runs the forward graph only, so a model of any output shape can.
-  std::string pipeline = "train";
+  std::string pipeline = passes::trainPipeline(dp);
   if (args->has("predict"))
     pipeline = "inference";
   else if (args->has("deterministic"))

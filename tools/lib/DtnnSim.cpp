@@ -117,7 +117,7 @@ int run(int argc, char **argv) {
     dp.ranks = p;
     dp.localBatch = batch;
     passes::PassManager pm({});
-    std::string pipeline = "train";
+    std::string pipeline = passes::trainPipeline(dp);
     if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
     if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
     if (Error e = pm.run(*module)) {

@@ -340,7 +340,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
   auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
   if (!module) return kInputError;
   bool training = emitKind == "train-ir" || emitKind == "plan" || emitKind == "llvm";
-  std::string pipeline = training ? "train" : "default";
+  std::string pipeline = training ? passes::trainPipeline(dp) : "default";
   if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
   std::string kind = emitKind == "train-ir" ? "ir" : emitKind;
   return passAndEmit("compile", *args, pipeline, *module, kind, plan, out);
