@@ -67,7 +67,7 @@ const std::vector<cli::OptionSpec> kOptions = {
                                   "SECONDS of an epoch (default 30)"},
     {"profile", "", "time every op of the train step and print a table at the end"},
     {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain); implies --no-jit", false, cli::Agree::Value},
-    {"no-jit", "", "leave out fuse-elementwise, whose fused ops the jit backend compiles", false, cli::Agree::Value},
+    {"no-jit", "", "leave out decompose-batchnorm and fuse-elementwise, which make the fused ops the jit backend compiles", false, cli::Agree::Value},
     {"jit-cache", "DIR", "where the jit keeps compiled kernels across runs (default: "
                          "$DTNN_JIT_CACHE, else ~/.cache/dtnn/jit; 'off': nowhere)"},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},

@@ -58,7 +58,7 @@ const std::vector<cli::OptionSpec> kPassOptions = {
     {"verify-each", "", "verify the IR after every pass"},
     {"time-passes", "", "print the time each pass took (to stderr)"},
     {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain); implies --no-jit"},
-    {"no-jit", "", "leave out fuse-elementwise, whose fused ops the jit backend compiles"},
+    {"no-jit", "", "leave out decompose-batchnorm and fuse-elementwise, which make the fused ops the jit backend compiles"},
 };
 
 const std::vector<cli::OptionSpec> kPlanOptions = {
