@@ -10,8 +10,8 @@
 // only the type of, such as sum_like's `like`, becomes an argument too), and,
 // given a target with a backend that compiles fused ops, that backend takes
 // it in a region (global_avgpool is a reduction the jit does not compile).
-// Its domain is the shape it iterates over: its result's type for an elementwise or broadcast op, its first
-// operand's for a reduction. A candidate joins the first group, in operand
+// Its domain is the shape it iterates over: its result's type for an
+// elementwise or broadcast op, its first operand's for a reduction. A candidate joins the first group, in operand
 // order, that (a) produced one of its operands or reads one of them, (b) has
 // the same domain, (c) did not make that operand with a reduction (a
 // reduction closes the chain it ends: its result is smaller than the

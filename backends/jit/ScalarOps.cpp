@@ -94,9 +94,10 @@ struct Emitter {
     }
     if (n == "sum_like") return x;
     if (n == "scale") return b.CreateFMul(x, c(op.attrs().getFloat("factor")));
-    if (n == "rsqrt")
-      return b.CreateFDiv(c(1), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt,
-                                                       b.CreateFAdd(x, c(op.attrs().getFloat("eps")))));
+    if (n == "rsqrt") {
+      Value *shifted = b.CreateFAdd(x, c(op.attrs().getFloat("eps")));
+      return b.CreateFDiv(c(1), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, shifted));
+    }
     if (n == "relu") return relu(x);
     if (n == "relu6") return relu6(x);
     if (n == "sigmoid") return sigmoid(x);

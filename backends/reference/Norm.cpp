@@ -1,8 +1,8 @@
 // Reference kernels of the batch normalization ops declared in
 // ir/ops/Norm.cpp, moving_average included. The input is [N,C] or [N,C,H,W],
-// seen as [N,C,S] with S the spatial size (1 for [N,C]). Statistics are reduced per channel inside one
-// parallel iteration, in double precision, so the results do not depend on
-// the thread count.
+// seen as [N,C,S] with S the spatial size (1 for [N,C]). Statistics are
+// reduced per channel inside one parallel iteration, in double precision, so
+// the results do not depend on the thread count.
 #include "backends/reference/KernelUtil.h"
 #include "backends/reference/NormKernels.h"
 

@@ -230,7 +230,8 @@ Error inferMovingAverage(InferCtx &ctx) {
                         buf.str(),
                     {0, 1});
   double momentum = ctx.attrs.getFloat("momentum");
-  if (!(momentum >= 0 && momentum <= 1)) return ctx.fail("moving_average momentum must be in [0, 1]");
+  if (!(momentum >= 0 && momentum <= 1))
+    return ctx.fail("moving_average momentum must be in [0, 1]");
   ctx.results = {};
   return Error::success();
 }

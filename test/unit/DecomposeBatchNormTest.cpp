@@ -30,8 +30,8 @@ std::string batchNormModule(const std::string &t) {
   return "param @g : " + pc + " init=ones\nparam @b : " + pc + " init=zeros\n" +
          "buffer @rm : " + pc + " init=zeros\nbuffer @rv : " + pc + " init=ones\n" +
          "graph @f(%x: " + x + ") -> (" + x + ", " + pc + ", " + pc + ") {\n" +
-         "  %0, %1, %2, %3, %4 = batchnorm_train %x, @g, @b, @rm, @rv {eps=0.001, momentum=0.3} : " +
-         x + ", " + pc + ", " + pc + ", " + pc + ", " + pc + "\n" +
+         "  %0, %1, %2, %3, %4 = batchnorm_train %x, @g, @b, @rm, @rv "
+         "{eps=0.001, momentum=0.3} : " + x + ", " + pc + ", " + pc + ", " + pc + ", " + pc + "\n" +
          "  %5 = relu6 %0 : " + x + "\n  return %5, %1, %2\n}\n";
 }
 
@@ -94,7 +94,8 @@ void checkDecomposition(const std::string &t, double tol) {
     ASSERT_EQ(want.size(), 3u);
     ASSERT_EQ(got.size(), 3u);
     const char *names[] = {"relu6(y)", "mean", "invstd"};
-    for (size_t i = 0; i < 3; ++i) expectAgree(toDoubles(got[i]), toDoubles(want[i]), tol, names[i]);
+    for (size_t i = 0; i < 3; ++i)
+      expectAgree(toDoubles(got[i]), toDoubles(want[i]), tol, names[i]);
     expectAgree(toDoubles(jit.param("rm")), toDoubles(ref.param("rm")), tol, "running mean");
     expectAgree(toDoubles(jit.param("rv")), toDoubles(ref.param("rv")), tol, "running variance");
   }

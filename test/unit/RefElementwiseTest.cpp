@@ -147,7 +147,8 @@ graph @f(%x: f64[3], %y: f32[2]) -> (f64[3], f32[2]) {
 // offset, at least 1; the contents of both operands do not matter.
 TEST(RefElementwise, CountLike) {
   auto outs = runGraph(R"(
-graph @f(%x: f32[2,3,4,5], %l: f32[1,3,1,1], %one: f32[1,1]) -> (f32[1,3,1,1], f32[1,3,1,1], f32[1,1], f32[1,1]) {
+graph @f(%x: f32[2,3,4,5], %l: f32[1,3,1,1], %one: f32[1,1])
+    -> (f32[1,3,1,1], f32[1,3,1,1], f32[1,1], f32[1,1]) {
   %0 = count_like %x, %l : f32[1,3,1,1]
   %1 = count_like %x, %l {offset=-1.0} : f32[1,3,1,1]
   %2 = count_like %one, %one {offset=-1.0} : f32[1,1]
