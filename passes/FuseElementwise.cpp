@@ -11,12 +11,11 @@
 // given a target with a backend that compiles fused ops, that backend takes
 // it in a region (global_avgpool is a reduction the jit does not compile).
 // Its domain is the shape it iterates over: its result's type for an
-// elementwise or broadcast op, its first operand's for a reduction. A candidate joins the first group, in operand
-// order, that (a) produced one of its operands or reads one of them, (b) has
-// the same domain, (c) did not make that operand with a reduction (a
-// reduction closes the chain it ends: its result is smaller than the
-// domain), and (d) it can join without a cycle: no other operand of the
-// candidate depends, through ops or groups outside the group, on the group.
+// elementwise or broadcast op, its first operand's for a reduction. A candidate joins the first
+// group, in operand order, that (a) produced one of its operands or reads one of them, (b) has the
+// same domain, (c) did not make that operand with a reduction (a reduction closes the chain it
+// ends: its result is smaller than the domain), and (d) it can join without a cycle: no other
+// operand of the candidate depends, through ops or groups outside the group, on the group.
 // Otherwise it starts a group of its own. No op is ever copied into two
 // groups, so no work is repeated.
 //
@@ -37,6 +36,7 @@
 #include "ir/ops/ShapeUtil.h"
 #include "passes/FusionTarget.h"
 #include "passes/PassRegistry.h"
+#include "passes/Regions.h"
 
 #include <functional>
 #include <map>
@@ -110,7 +110,8 @@ private:
     std::set<int> out;
     if (const ir::Op *p = v->definingOp())
       if (auto it = groupOf_.find(p); it != groupOf_.end()) out.insert(it->second);
-    if (auto it = readers_.find(v); it != readers_.end()) out.insert(it->second.begin(), it->second.end());
+    if (auto it = readers_.find(v); it != readers_.end())
+      out.insert(it->second.begin(), it->second.end());
     return {out.begin(), out.end()};
   }
 
@@ -192,8 +193,8 @@ public:
 
   Error setOption(const std::string &key, const std::string &value) override {
     if (key != "min-ops") return Pass::setOption(key, value);
-    if (value.empty() || value.size() > 4 || value.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(value) < 1)
+    if (value.empty() || value.size() > 4 ||
+        value.find_first_not_of("0123456789") != std::string::npos || std::stoi(value) < 1)
       return Error::make("fuse-elementwise: min-ops must be a whole number from 1 to 9999, got '" +
                          value + "'");
     minOps_ = static_cast<size_t>(std::stoi(value));
@@ -238,40 +239,6 @@ private:
   // The ops that read each value; null stands for a graph output.
   using Readers = std::unordered_map<const ir::Value *, std::vector<const ir::Op *>>;
 
-  // A group's region: the values it reads from outside (in order of first
-  // use), a body over one argument per value holding copies of the group's
-  // ops that yields the copies of `yields`, and the group's locations.
-  struct Region {
-    std::vector<ir::Value *> inputs;
-    std::unique_ptr<ir::Graph> body;
-    ir::Location loc;
-  };
-  static Region makeRegion(const Group &grp, const std::vector<ir::Value *> &yields) {
-    std::set<const ir::Op *> members(grp.ops.begin(), grp.ops.end());
-    Region r{{}, std::make_unique<ir::Graph>(""), {}};
-    std::map<const ir::Value *, ir::Value *> vm;
-    for (const ir::Op *m : grp.ops)
-      for (ir::Value *v : m->operands())
-        if (!members.count(v->definingOp()) && !vm.count(v)) {
-          vm[v] = r.body->addInput("x" + std::to_string(r.inputs.size()), v->type());
-          r.inputs.push_back(v);
-        }
-    for (const ir::Op *m : grp.ops) {
-      std::vector<ir::Value *> operands;
-      for (ir::Value *v : m->operands()) operands.push_back(vm.at(v));
-      std::vector<ir::TensorType> types;
-      for (const ir::Value *res : m->results()) types.push_back(res->type());
-      ir::Op *c = r.body->addOp(m->def(), operands, m->attrs(), types, m->loc());
-      for (size_t i = 0; i < m->results().size(); ++i)
-        vm[m->result(unsigned(i))] = c->result(unsigned(i));
-      r.loc.merge(m->loc());
-    }
-    std::vector<ir::Value *> outs;
-    for (const ir::Value *y : yields) outs.push_back(vm.at(y));
-    r.body->setOutputs(std::move(outs));
-    return r;
-  }
-
   // Makes group `grp` one fused op appended to `g` and points the users of
   // its results at it; null when the group stays as it is.
   Expected<ir::Op *> fuse(ir::Graph &g, const Group &grp, const Readers &readers,
@@ -289,11 +256,12 @@ private:
       for (ir::Value *r : m->results())
         if (usedOutside(r)) yields.push_back(r);
     if (yields.empty() || !worthFusing(grp)) return nullptr;
-    Region region = makeRegion(grp, yields);
+    Region region = copyRegion(grp.ops, yields);
     ir::Builder b(g, region.loc);
     ir::Op *fused = b.createWithBody("fused", region.inputs, std::move(region.body));
     if (!fused) return Error::make("fuse-elementwise: " + b.takeError().message());
-    for (size_t i = 0; i < yields.size(); ++i) uses.replaceAllUses(yields[i], fused->result(unsigned(i)));
+    for (size_t i = 0; i < yields.size(); ++i)
+      uses.replaceAllUses(yields[i], fused->result(unsigned(i)));
     uses.addUser(fused);
     return fused;
   }
@@ -342,23 +310,11 @@ private:
     return it->second;
   }
 
-  // The backend that would run the group as a fused op, asked of the target
-  // about a stand-in in a graph of its own.
+  // The backend that would run the group as a fused op.
   std::string backendOfGroup(const Group &grp) const {
     std::vector<ir::Value *> all;
     for (const ir::Op *m : grp.ops) all.insert(all.end(), m->results().begin(), m->results().end());
-    Region region = makeRegion(grp, all);
-    ir::Graph scratch("");
-    std::vector<ir::Value *> inputs;
-    for (const ir::Value *v : region.inputs)
-      inputs.push_back(scratch.addInput("x" + std::to_string(inputs.size()), v->type()));
-    ir::Builder b(scratch);
-    ir::Op *f = b.createWithBody("fused", inputs, std::move(region.body));
-    if (!f) {
-      consumeError(b.takeError());
-      return "";
-    }
-    return target_->backendOf(*f);
+    return backendOfRegion(*target_, copyRegion(grp.ops, all));
   }
 
   // Sorts the ops so that each stands after the producers of its operands,

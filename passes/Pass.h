@@ -8,10 +8,21 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dtnn::passes {
 
 class FusionTarget;
+
+// A decision a pass records about one place of the module, and why: what it
+// did or left alone (dtnnc compile --emit=plan prints them above the plans).
+struct Remark {
+  std::string pass;
+  SourceLoc where; // the first source location of the ops it is about
+  std::string text;
+  // "file:line:col: remark: pass: text", as diagnostics are printed.
+  std::string str() const;
+};
 
 // A transformation or analysis over a module.
 class Pass {
@@ -36,9 +47,15 @@ public:
   // The backends the module will run on, which fusion passes consult; null:
   // any op runs anywhere.
   void setTarget(const FusionTarget *t) { target_ = t; }
+  // Where the pass records its remarks; null: nowhere.
+  void setRemarks(std::vector<Remark> *sink) { remarks_ = sink; }
 
 protected:
+  // Records a remark about the ops at `where`, if anyone collects them.
+  void remark(const ir::Location &where, std::string text) const;
+
   const FusionTarget *target_ = nullptr;
+  std::vector<Remark> *remarks_ = nullptr;
 };
 
 // A pass that transforms each graph of a module independently.

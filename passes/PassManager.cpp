@@ -192,6 +192,7 @@ Error PassManager::run(ir::Module &m) {
 Expected<bool> PassManager::runOne(Pass &pass, ir::Module &m, double &ms) {
   std::string name(pass.name());
   pass.setTarget(opts_.target);
+  pass.setRemarks(opts_.remarks);
   auto start = std::chrono::steady_clock::now();
   Expected<bool> changed = pass.run(m);
   auto end = std::chrono::steady_clock::now();

@@ -26,6 +26,7 @@ struct PassManagerOptions {
   bool noFuse = false;                   // Leave out the passes that fuse ops.
   bool noJit = false;                    // Leave out the passes that make ops for the jit.
   const FusionTarget *target = nullptr;  // What fusion passes ask; null: fuse freely.
+  std::vector<Remark> *remarks = nullptr; // Where passes record their decisions; null: nowhere.
 };
 
 // An ordered pipeline of passes.

@@ -30,17 +30,22 @@ std::string whereOf(const ir::Op &op) {
   return l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
 }
 
-// The layer a forward step belongs to, as people name it: its parameter's
-// name without the last part ("resnet.0.basic.1.conv_bn.0.conv2d.0") and
-// the op, else the op and its location.
-std::string layerName(const Plan &plan, const PlanStep &s) {
+// The layer of a step that reads a parameter: the parameter's name without
+// the last part ("resnet.0.basic.1.conv_bn.0.conv2d.0"); "" for others.
+std::string layerOf(const Plan &plan, const PlanStep &s) {
   for (int id : s.in) {
     const PlanValue &v = plan.values[id];
     if (v.storage != PlanValue::Storage::Param) continue;
     size_t dot = v.param.rfind('.');
-    return v.param.substr(0, dot == std::string::npos ? v.param.size() : dot) + " " +
-           s.op->name();
+    return v.param.substr(0, dot == std::string::npos ? v.param.size() : dot);
   }
+  return "";
+}
+
+// The layer a forward step belongs to, as people name it: its layer and the
+// op, else the op and its location.
+std::string layerName(const Plan &plan, const PlanStep &s) {
+  if (std::string layer = layerOf(plan, s); !layer.empty()) return layer + " " + s.op->name();
   std::string where = whereOf(*s.op);
   return s.op->name() + (where.empty() ? "" : " " + where);
 }
@@ -59,15 +64,17 @@ std::set<int> touched(const Plan &plan, const PlanStep &s) {
 
 } // namespace
 
-// Rows: one per forward op (the ops before the first op whose role in the op
-// table is backward), in order. A backward op joins the forward op with its location (the
-// gradient rules give backward ops their forward op's); where several
-// forward ops share it (a block called several times), the one it shares a
-// value with (a weight, a saved input or result), else the row of the last
-// backward op with that location. Ops without a location before it join
-// "loss and metrics", after it "backward, other"; the updates (role update)
-// join "optimizer updates". A conversion joins
-// the row of the step it feeds.
+// Rows: one per forward op (the ops before the first op whose role in the
+// op table is backward), in order, except that the ops a pass made of one
+// layer (a decomposed batch norm: consecutive, with the layer's location,
+// the first reading the layer's parameter) share a row named by the layer. A
+// backward op joins the forward op with its location (the gradient rules
+// give backward ops their forward op's); where several forward ops share it
+// (a block called several times), the one it shares a value with (a weight,
+// a saved input or result), else the row of the last backward op with that
+// location. Ops without a location before it join "loss and metrics", after
+// it "backward, other"; the updates (role update) join "optimizer updates".
+// A conversion joins the row of the step it feeds.
 StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
   size_t n = plan.steps.size();
   rowOf_.assign(n, -1);
@@ -81,6 +88,10 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
   std::map<std::string, std::vector<size_t>> forwardAt; // location -> forward steps
   std::map<std::string, int> lastBackwardRow;
   std::map<std::string, int> seen;                     // layer names given so far
+  struct {
+    std::string where, layer; // the location and the layer of the row's first op
+    int row = -1;
+  } lastForward;
   bool backward = false;
   stepSeconds_.assign(n, 0);
   std::map<const ir::Value *, size_t> commOfToken;
@@ -113,10 +124,20 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
         rowOf_[s] = rowNamed("loss and metrics");
         continue;
       }
-      std::string name = layerName(plan, step);
+      std::string name = layerName(plan, step), layer = layerOf(plan, step);
+      forwardAt[where].push_back(s);
+      // The ops a pass made of one layer (a decomposed batch norm) follow
+      // each other with its location: one row, named by the layer alone.
+      if (where == lastForward.where && !lastForward.layer.empty() &&
+          (layer.empty() || layer == lastForward.layer)) {
+        rowOf_[s] = lastForward.row;
+        if (rows_[size_t(lastForward.row)].name.starts_with(lastForward.layer + " "))
+          rows_[size_t(lastForward.row)].name = lastForward.layer;
+        continue;
+      }
       if (int k = seen[name]++) name += " #" + std::to_string(k + 1);
       rowOf_[s] = rowNamed(name);
-      forwardAt[where].push_back(s);
+      lastForward = {where, layer, rowOf_[s]};
     } else {
       const std::vector<size_t> &cands = forwardAt[where];
       if (cands.size() == 1) {

@@ -57,6 +57,7 @@ const std::vector<cli::OptionSpec> kPassOptions = {
     {"print-ir-after", "NAME", "print the IR after the named pass", true},
     {"verify-each", "", "verify the IR after every pass"},
     {"time-passes", "", "print the time each pass took (to stderr)"},
+    {"remarks", "", "print what the passes decided and why (to stderr; --emit=plan prints it above the plans)"},
     {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain); implies --no-jit"},
     {"no-jit", "", "leave out decompose-batchnorm and fuse-elementwise, which make the fused ops the jit backend compiles"},
 };
@@ -156,8 +157,9 @@ int emit(const cli::ParsedArgs &args, const std::string &text) {
 // Builds a pass manager from the pass options and runs it on `m`: false when a pass failed,
 // which it reports; fails with a usage error for a bad pipeline or pass name.
 Expected<bool> runPasses(const cli::ParsedArgs &args, const std::string &defaultPipeline,
-                         ir::Module &m, std::ostream &irOut) {
+                         ir::Module &m, std::ostream &irOut, std::vector<passes::Remark> &remarks) {
   passes::PassManagerOptions o;
+  o.remarks = &remarks;
   o.verifyEach = args.has("verify-each");
   o.printIrAfterAll = args.has("print-ir-after-all");
   o.printIrAfter = args.all("print-ir-after");
@@ -251,9 +253,14 @@ Error printLlvm(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
 int passAndEmit(const std::string &cmd, const cli::ParsedArgs &args, const std::string &pipeline,
                 ir::Module &m, const std::string &kind, const PlanOptions &plan,
                 std::ostringstream &out) {
-  Expected<bool> ran = runPasses(args, pipeline, m, out);
+  std::vector<passes::Remark> remarks;
+  Expected<bool> ran = runPasses(args, pipeline, m, out, remarks);
   if (!ran) return usageError(cmd, ran.error().message());
   if (!*ran) return kInputError;
+  for (const passes::Remark &r : remarks) {
+    if (args.has("remarks")) std::cerr << r.str() << "\n";
+    if (kind == "plan") out << r.str() << "\n";
+  }
   Error e = kind == "plan"   ? printPlans(m, plan, out)
             : kind == "llvm" ? printLlvm(m, plan, out)
                              : (ir::printModule(m, out), Error::success());
