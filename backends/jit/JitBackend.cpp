@@ -13,6 +13,7 @@
 #include "runtime/KernelRegistry.h"
 #include "runtime/plan/Plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +84,7 @@ public:
       : Kernel(r), plan_(std::move(plan)), fn_(fn) {
     in_ = std::move(in);
     out_ = std::move(out);
+    markFeedsFirst(*r.op.body());
     // A reduction that sums across every row (or along the one row) would
     // run on one thread: the work is cut into pieces instead, each summing
     // into partial results of its own, added up in piece order. The pieces
@@ -98,9 +100,17 @@ public:
     }
   }
 
-  // Each kernel writes every result element after reading the operand
-  // elements at the same place, but its pointers are declared not to alias.
-  bool allowsReuse(size_t, size_t) const override { return false; }
+  // Result 0 may take the storage of an argument it is computed from, where
+  // the plan stores both alike over the whole domain (the buffer assignment
+  // checks that their layouts and sizes agree): the code loads each argument
+  // once per element and stores a result only after the loads it is computed
+  // from, and no element is read by another than the one that writes it, so
+  // an element is read before it is overwritten. The pointers are declared
+  // not to alias; that lets LLVM move a load or store only where no data flows
+  // between them, which an argument that feeds the result never is.
+  bool allowsReuse(size_t operand, size_t result) const override {
+    return result == 0 && operand < feedsFirst_.size() && feedsFirst_[operand];
+  }
 
   uint64_t workspaceBytes() const override {
     return pieces_ > 1 ? uint64_t(pieces_) * partialBytes_ : 0;
@@ -142,6 +152,29 @@ public:
   }
 
 private:
+  // Which arguments the first yield, if an elementwise result over the whole
+  // domain, is computed from among those that span the whole domain.
+  void markFeedsFirst(const ir::Graph &body) {
+    size_t nIn = body.inputs().size();
+    feedsFirst_.assign(nIn, false);
+    if (body.outputs().empty() || plan_.reduced[0] || !spansAll(nIn)) return;
+    std::set<const ir::Value *> reached;
+    std::vector<const ir::Value *> work{body.outputs()[0]};
+    while (!work.empty()) {
+      const ir::Value *v = work.back();
+      work.pop_back();
+      if (!reached.insert(v).second) continue;
+      if (const ir::Op *op = v->definingOp())
+        for (const ir::Value *o : op->operands()) work.push_back(o);
+    }
+    for (size_t i = 0; i < nIn; ++i) feedsFirst_[i] = spansAll(i) && reached.count(body.inputs()[i]);
+  }
+
+  bool spansAll(size_t tensor) const {
+    const std::vector<bool> &s = plan_.spans[tensor];
+    return std::find(s.begin(), s.end(), false) == s.end();
+  }
+
   // The pieces, each over its share of the rows (or of the one row), its
   // reductions into its own zeroed part of the workspace; then each
   // reduction's result is the sum of the pieces' parts, in piece order.
@@ -190,6 +223,7 @@ private:
 
   LoopPlan plan_;
   KernelFn fn_;
+  std::vector<bool> feedsFirst_; // by argument: see allowsReuse
   int64_t pieces_ = 1;
   uint64_t partialBytes_ = 0; // of one piece: every reduction's result
 };

@@ -52,7 +52,8 @@ void registerFusedOps(BuiltinOps &t) {
       .name = "fused",
       .summary = "A group of elementwise, broadcast and reduction ops in a region, run as one "
                  "kernel; its results are what the region yields.",
-      .operands = {{"inputs", OperandSpec::Variadic}},
+      // Result 0 may take an input's storage where the kernel allows it.
+      .operands = {{"inputs", OperandSpec::Variadic, Effect::Read, 0}},
       .attrs = {},
       .numResults = 0,
       .fusion = FusionClass::Opaque,
