@@ -221,8 +221,8 @@ std::string trafficRemark(const std::vector<const ir::Op *> &after, bool hasBack
     jit.backward = split == 2 ? 5 : 5 + gradient;
   }
   std::string text = "decomposed for the jit, fused with " + names(after) + ": " + jit.str() +
-                     " passes over its input's size where a whole batch norm and " +
-                     names(after) + " make " + whole.str();
+                     " passes over its input's size where a whole batch norm and " + names(after) +
+                     " make " + whole.str();
   if (hasBackward && split == 0) text += "; its backward stays whole: the jit lacks code for it";
   return text;
 }
@@ -239,7 +239,7 @@ public:
 
   Expected<bool> runOnGraph(ir::Graph &g) override {
     if (!compilerInRun()) return false;
-    taken_.clear();
+    alone_.clear();
     Readers readers = readersOf(g);
     Compiles taken = [this](const ir::Op &op) { return jitTakes(op); };
     // Each training batch norm, in order, with its remark: why it stays
@@ -352,24 +352,14 @@ private:
     return true;
   }
 
-  // Whether the backend that would run a fused op of `op` alone compiles it
-  // (asked once per op name).
+  // Whether the backend that would run a fused op of `op` alone compiles it.
   bool jitTakes(const ir::Op &op) {
-    if (!target_) return true;
-    auto [it, added] = taken_.try_emplace(op.name(), false);
-    if (added) {
-      std::string b =
-          backendOfRegion(*target_, copyRegion({const_cast<ir::Op *>(&op)}, op.results()));
-      it->second = !b.empty() && b != "reference";
-    }
-    return it->second;
+    return !target_ || compilesFused(alone_.backendOf(*target_, op));
   }
 
   // Whether the backend that would run the fused op `op` compiles it.
   bool compiles(const ir::Op &op) const {
-    if (!target_) return true;
-    std::string b = target_->backendOf(op);
-    return !b.empty() && b != "reference";
+    return !target_ || compilesFused(target_->backendOf(op));
   }
 
   // Whether the backend that would run the run's fused ops compiles them:
@@ -378,11 +368,11 @@ private:
   bool compilerInRun() const {
     if (!target_) return true;
     std::vector<std::string> backends = target_->backendsFor("fused");
-    return !backends.empty() && backends.front() != "reference";
+    return !backends.empty() && compilesFused(backends.front());
   }
 
-  // jitTakes's answers by op name.
-  std::map<std::string, bool> taken_;
+  // The backends of ops alone in a region, for the graph at hand.
+  AloneInRegion alone_;
 };
 
 } // namespace

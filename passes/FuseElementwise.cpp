@@ -206,9 +206,9 @@ public:
 
   Expected<bool> runOnGraph(ir::Graph &g) override {
     compilerInRun_ = false;
-    taken_.clear();
+    alone_.clear();
     if (target_)
-      for (const std::string &b : target_->backendsFor("fused")) compilerInRun_ |= b != "reference";
+      for (const std::string &b : target_->backendsFor("fused")) compilerInRun_ |= compilesFused(b);
     Grouping grouping(g, [this](const ir::Op &op) { return takenInRegion(op); });
     grouping.run();
     // Where each op stands now; a fused op takes its last member's place.
@@ -301,13 +301,8 @@ private:
   // not compile, after an elementwise chain) would keep its group unfused.
   bool takenInRegion(const ir::Op &op) {
     if (!target_ || !compilerInRun_) return true;
-    auto [it, added] = taken_.try_emplace(op.name(), false);
-    if (added) {
-      Group alone{{const_cast<ir::Op *>(&op)}, domainOf(op), {}, 0, 0};
-      std::string b = backendOfGroup(alone);
-      it->second = !b.empty() && (b != "reference" || target_->backendOf(op) == "reference");
-    }
-    return it->second;
+    std::string b = alone_.backendOf(*target_, op);
+    return compilesFused(b) || (b == "reference" && target_->backendOf(op) == "reference");
   }
 
   // The backend that would run the group as a fused op.
@@ -345,8 +340,8 @@ private:
   }
 
   size_t minOps_ = 2;
-  // takenInRegion's answers by op name, for the graph at hand.
-  std::map<std::string, bool> taken_;
+  // The backends of ops alone in a region, for the graph at hand.
+  AloneInRegion alone_;
   // Whether a backend of the run other than the reference one has a kernel
   // for fused ops.
   bool compilerInRun_ = false;

@@ -44,6 +44,17 @@ std::string backendOfRegion(const FusionTarget &target, Region region) {
   return target.backendOf(*f);
 }
 
+bool compilesFused(const std::string &backend) {
+  return !backend.empty() && backend != "reference";
+}
+
+std::string AloneInRegion::backendOf(const FusionTarget &target, const ir::Op &op) {
+  auto [it, added] = byName_.try_emplace(op.name());
+  if (added)
+    it->second = backendOfRegion(target, copyRegion({const_cast<ir::Op *>(&op)}, op.results()));
+  return it->second;
+}
+
 RegionBuilder::RegionBuilder(const ir::Location &loc)
     : region_{{}, std::make_unique<ir::Graph>(""), loc}, b_(*region_.body, loc) {}
 

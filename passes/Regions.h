@@ -31,6 +31,22 @@ Region copyRegion(const std::vector<ir::Op *> &ops, const std::vector<ir::Value 
 // a stand-in in a graph of its own; "" when none would or the op is invalid.
 std::string backendOfRegion(const FusionTarget &target, Region region);
 
+// Whether `backend` compiles fused ops: a backend, and not the reference
+// one, which interprets them.
+bool compilesFused(const std::string &backend);
+
+// The backend a fused op holding `op` alone would run on, asked of the
+// target once per op name (the answer depends on the op, not on where it
+// stands); for a pass that asks about many ops of one graph.
+class AloneInRegion {
+public:
+  std::string backendOf(const FusionTarget &target, const ir::Op &op);
+  void clear() { byName_.clear(); }
+
+private:
+  std::map<std::string, std::string> byName_;
+};
+
 // A region built op by op, over arguments that stand for values of the graph
 // the fused op will be appended to.
 class RegionBuilder {
