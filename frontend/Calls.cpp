@@ -88,7 +88,8 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
   const BlockDecl *block = boundBlock;
   if (!block) block = program_.scopes.find(currentFile(), target);
   const ir::OpDef *op = ir::OpTable::get().lookup(target);
-  if (op && op->internal) {
+  // An internal op shadows no builtin function or block of its name (sqrt).
+  if (op && op->internal && !isBuiltin && !block) {
     error(loc, internalOpMessage(*op));
     return Val::poison();
   }

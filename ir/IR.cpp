@@ -14,7 +14,8 @@ void Location::merge(const Location &o) {
 void Op::setBody(std::unique_ptr<Graph> body) { body_ = std::move(body); }
 
 unsigned Op::ownResults() const {
-  return body_ ? static_cast<unsigned>(body_->outputs().size()) : def_->numResults;
+  return body_ && def_->yieldsResults ? static_cast<unsigned>(body_->outputs().size())
+                                      : def_->numResults;
 }
 
 namespace {

@@ -52,11 +52,13 @@ void printOpCatalogue(std::ostream &os) {
     os << "- operands: " << operandList(*def) << "\n";
     os << "- attributes: " << attrList(def->attrs) << "\n";
     os << "- results: ";
-    if (def->hasBody)
+    if (def->hasBody && def->yieldsResults)
       os << "what its region yields; the region (one block over one argument per operand) "
             "prints nested under the op";
     else
       os << def->numResults;
+    if (def->hasBody && !def->yieldsResults)
+      os << "; the region (one block) is what the kernel applies to each group of operands";
     if (def->writesOperands()) os << ", then the new version of each operand updated in place";
     os << "\n";
     os << "- fusion class: " << fusionClassName(def->fusion) << "\n";

@@ -186,11 +186,15 @@ struct OpDef {
   // Made by passes only (gradients, updates, training forms, fill): a .dtnn model cannot call it.
   bool internal = false;
   // The op holds a region (Op::body), as `fused` does: its own results are
-  // the body's outputs (numResults does not count them), its shape rule
+  // the body's outputs (numResults does not count them; see yieldsResults), its shape rule
   // reads the body through InferCtx::body, and verifyBody, which the
   // verifier calls after checking the body as a graph, says what the body
   // may contain.
   bool hasBody = false;
+  // With hasBody: false when the body is not the op's results but what its
+  // kernel applies to each group of operands (fused_update); the op then has
+  // numResults of its own, like an op without a region.
+  bool yieldsResults = true;
   std::function<Error(const Graph &body)> verifyBody;
 
   const AttrSpec *findAttr(const std::string &n) const;

@@ -192,7 +192,7 @@ bool Parser::parseOp(Graph &g) {
   // Written operands add their new versions to the op's own results; an op
   // with a region yields what its body does, counted once the body is read.
   size_t n = operands.size();
-  unsigned results = def->hasBody ? static_cast<unsigned>(resultToks.size())
+  unsigned results = def->hasBody && def->yieldsResults ? static_cast<unsigned>(resultToks.size())
                      : n >= def->minOperands() && n <= def->maxOperands()
                          ? def->resultCount(n, attrs)
                          : def->numResults;
@@ -225,7 +225,7 @@ bool Parser::parseOp(Graph &g) {
     if (!def->hasBody)
       return errorAt(tok_, "'" + opName + "' has no region; expected end of line after the op");
     if (!parseBody(opTok, body)) return false;
-    if (body->outputs().size() != results)
+    if (def->yieldsResults && body->outputs().size() != results)
       return errorAt(resultToks.empty() ? opTok : resultToks[0],
                      "the region of '" + opName + "' yields " +
                          plural(body->outputs().size(), "value") + ", but " +

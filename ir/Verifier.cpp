@@ -156,15 +156,18 @@ private:
     }
   }
 
-  // The region of `op`: one argument per operand, of the operand's type; the
-  // body checked as a graph of its own that sees no value around it; then
-  // what the op's definition allows in a body. Returns false after reporting
-  // a problem.
+  // The region of `op`: one argument per operand, of the operand's type
+  // (where the body yields the op's results; otherwise the shape rule checks
+  // the arguments); the body checked as a graph of its own that sees no
+  // value around it; then what the op's definition allows in a body. Returns
+  // false after reporting a problem.
   bool checkBody(const Op &op, const SourceLoc &loc, const std::string &what) {
     const Graph &body = *op.body();
     std::string where = " (in " + scope_ + ")";
     size_t before = diags_.size();
-    if (body.inputs().size() != op.operands().size()) {
+    if (!op.def().yieldsResults) {
+      // fused_update: a body over one group of operands, checked by its shape rule.
+    } else if (body.inputs().size() != op.operands().size()) {
       add(loc, "the region of " + what + " takes " + plural(body.inputs().size(), "argument") +
                    ", but the op has " + plural(op.operands().size(), "operand") + where);
     } else {
@@ -255,7 +258,7 @@ private:
     } else if (op.body() && !checkBody(op, loc, what)) {
       sound = false;
     }
-    unsigned results = op.body()                     ? op.ownResults()
+    unsigned results = op.body() && def.yieldsResults ? op.ownResults()
                        : countInRange                ? def.resultCount(n, op.attrs())
                                                      : def.numResults;
     if (op.results().size() != results) {

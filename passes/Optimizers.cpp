@@ -110,7 +110,56 @@ Error checkBuffers(const ir::Module &m, const OptimizerSpec &spec, const ir::Par
   return Error::success();
 }
 
+// The fused forms of the built-in optimizers: the arithmetic of their
+// reference kernels (backends/reference/Optimizer.cpp), in the same order of
+// operations, so that both round alike; a term whose hyperparameter makes it
+// vanish is left out, as those kernels skip it.
+using Values = std::vector<ir::Value *>;
+
+// p + wd p where a weight decay is added to the gradient.
+ir::Value *withDecay(ir::Builder &b, ir::Value *g, ir::Value *p, ir::Value *wd, bool decays) {
+  return decays ? b.create1("add", {g, b.create1("mul", {wd, p})}) : g;
+}
+
+// SGD: d = g (+ wd p); without momentum p - lr d; else buf = momentum_now buf
+// + keep_now d, and p - lr (nesterov ? d + momentum buf : buf).
+Expected<Values> sgdRegion(ir::Builder &b, const ir::AttrMap &a, const Values &t, const Values &c) {
+  ir::Value *p = t[0], *lr = c[0];
+  ir::Value *d = withDecay(b, t[1], p, c[4], a.getFloat("weight_decay") != 0);
+  if (a.getFloat("momentum") == 0) return Values{b.create1("sub", {p, b.create1("mul", {lr, d})})};
+  ir::Value *buf = b.create1("add", {b.create1("mul", {c[1], t[2]}), b.create1("mul", {c[2], d})});
+  ir::Value *dir = a.getBool("nesterov") ? b.create1("add", {d, b.create1("mul", {c[3], buf})}) : buf;
+  return Values{b.create1("sub", {p, b.create1("mul", {lr, dir})}), buf};
+}
+
+// Adam and AdamW: g (+ wd p for Adam), m = beta1 m + (1 - beta1) g, v = beta2
+// v + (1 - beta2) g g, and p (times decay for AdamW) - step_size m /
+// (sqrt(v) / sqrt(1 - beta2^t) + eps).
+FusedUpdateForm adamForm(std::string name, bool decoupled) {
+  auto build = [decoupled](ir::Builder &b, const ir::AttrMap &a, const Values &t,
+                           const Values &c) -> Expected<Values> {
+    bool decays = a.getFloat("weight_decay") != 0;
+    ir::Value *p = t[0];
+    ir::Value *g = withDecay(b, t[1], p, c[7], decays && !decoupled);
+    ir::Value *m = b.create1("add", {b.create1("mul", {c[0], t[2]}), b.create1("mul", {c[1], g})});
+    ir::Value *gg = b.create1("mul", {b.create1("mul", {c[3], g}), g});
+    ir::Value *v = b.create1("add", {b.create1("mul", {c[2], t[3]}), gg});
+    ir::Value *denom = b.create1("add", {b.create1("div", {b.create1("sqrt", {v}), c[6]}), c[4]});
+    if (decays && decoupled) p = b.create1("mul", {p, c[8]});
+    ir::Value *step = b.create1("mul", {c[5], b.create1("div", {m, denom})});
+    return Values{b.create1("sub", {p, step}), m, v};
+  };
+  return {std::move(name) + "_coefficients", build,
+          [](const ir::AttrMap &a) { return !a.getBool("amsgrad"); }};
+}
+
 } // namespace
+
+const OptimizerDef *findOptimizerOfUpdate(const std::string &updateOp) {
+  const std::string suffix = "_update";
+  if (!updateOp.ends_with(suffix)) return nullptr;
+  return optimizers().find(updateOp.substr(0, updateOp.size() - suffix.size()));
+}
 
 Error registerOptimizer(OptimizerDef def, const std::string &origin) {
   const ir::OpDef *update = ir::OpTable::get().lookup(def.name + "_update");
@@ -133,10 +182,12 @@ Error registerBuiltinOptimizers() {
   std::vector<ir::ChoiceArg> betas = {{"betas", K::Floats}};
   OptimizerState momentum{"momentum_buf", "momentum"}, m{"m", "adam_m"}, v{"v", "adam_v"},
       maxV{"max_v", "adam_max_v"};
+  FusedUpdateForm sgd{"sgd_coefficients", sgdRegion, [](const ir::AttrMap &) { return true; }};
   std::vector<OptimizerDef> all = {
-      {"sgd", "stochastic gradient descent, with optional momentum", {}, {momentum}, true},
-      {"adam", "Adam", betas, {m, v, maxV}},
-      {"adamw", "Adam with decoupled weight decay", betas, {m, v, maxV}},
+      {"sgd", "stochastic gradient descent, with optional momentum", {}, {momentum}, true, sgd},
+      {"adam", "Adam", betas, {m, v, maxV}, false, adamForm("adam", false)},
+      {"adamw", "Adam with decoupled weight decay", betas, {m, v, maxV}, false,
+       adamForm("adamw", true)},
       {"rmsprop", "RMSprop", {}, {{"square_avg", "square_avg"}, momentum, {"grad_avg", "grad_avg"}}},
       {"nadam", "Adam with Nesterov momentum", betas, {m, v, {"mu_product", "mu_product", "ones", true}}},
   };

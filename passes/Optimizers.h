@@ -11,6 +11,8 @@
 #include "ir/IR.h"
 #include "ir/RunSettings.h"
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,25 @@ struct OptimizerState {
   std::string suffix;
   std::string init = "zeros";
   bool scalar = false;
+};
+
+// The fused form of an optimizer's update, which fuse-updates runs as one
+// fused_update per bucket of gradients: the op that yields the per-step
+// coefficients (`<name>_coefficients`, in the op table, taking lr and step
+// and the update op's attributes) and the region of one parameter's update.
+// `build` appends through `b` the update of the elements of `tensors` (the
+// region's arguments: param, grad, then the update op's state buffers in its
+// operand order) from `coefficients` (the region's arguments standing for
+// the coefficients op's results, in order), and returns the new param and
+// states in that order. `applies` says whether an update with these
+// attributes has the form (AMSGrad's running maximum has none).
+struct FusedUpdateForm {
+  std::string coefficientsOp;
+  std::function<Expected<std::vector<ir::Value *>>(
+      ir::Builder &b, const ir::AttrMap &attrs, const std::vector<ir::Value *> &tensors,
+      const std::vector<ir::Value *> &coefficients)>
+      build;
+  std::function<bool(const ir::AttrMap &attrs)> applies;
 };
 
 // An optimizer `name`: its update op is `<name>_update`, registered in the op
@@ -40,7 +61,11 @@ struct OptimizerDef {
   // The buffer of each state operand the update op writes, besides the parameter.
   std::vector<OptimizerState> states;
   bool isDefault = false; // the optimizer of a run that names none
+  std::optional<FusedUpdateForm> fused; // none: its updates run one by one
 };
+
+// The optimizer whose update op is `updateOp`, or null.
+const OptimizerDef *findOptimizerOfUpdate(const std::string &updateOp);
 
 // Registers an optimizer; `origin` names the registrant in messages. Fails when
 // the name is taken or its update op is not in the op table.

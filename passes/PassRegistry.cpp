@@ -22,6 +22,7 @@ std::unique_ptr<Pass> createScheduleCommPass();
 std::unique_ptr<Pass> createSyncBatchNormPass();
 std::unique_ptr<Pass> createSplitTrainStepPass();
 std::unique_ptr<Pass> createFuseElementwisePass();
+std::unique_ptr<Pass> createFuseUpdatesPass();
 std::unique_ptr<Pass> createDecomposeBatchNormPass();
 
 namespace {
@@ -59,7 +60,8 @@ Error registerBuiltinPasses() {
         createCommonSubexprElimPass, createFoldBatchNormPass, createFuseActivationPass,
         createFuseResidualAddPass, createAutodiffPass, createInsertAllreducePass,
         createBucketAllreducePass, createScheduleCommPass, createSyncBatchNormPass,
-        createSplitTrainStepPass, createDecomposeBatchNormPass, createFuseElementwisePass})
+        createSplitTrainStepPass, createDecomposeBatchNormPass, createFuseElementwisePass,
+        createFuseUpdatesPass})
     if (Error e = registerPass(create, ir::kBuiltinOrigin)) return e;
   return Error::success();
 }

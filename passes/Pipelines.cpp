@@ -50,6 +50,8 @@ std::string dataParallelPipeline(const DataParallelOptions &o) {
   return "insert-allreduce,bucket-allreduce{" + bucket + "},schedule-comm";
 }
 
+std::string updatePipeline() { return "fuse-updates"; }
+
 std::string printPipelines() {
   std::string out;
   for (const Pipeline &p : builtinPipelines()) {

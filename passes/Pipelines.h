@@ -38,6 +38,11 @@ std::string trainPipeline(const DataParallelOptions &o);
 // overlap backward, to run after trainPipeline(o): "" for one rank.
 std::string dataParallelPipeline(const DataParallelOptions &o);
 
+// The passes that finish a train step after trainPipeline and
+// dataParallelPipeline (or split-train-step), which need the buckets those
+// make: "fuse-updates".
+std::string updatePipeline();
+
 // One line per pipeline, `name: pass,pass,...`, in builtinPipelines() order.
 std::string printPipelines();
 

@@ -11,6 +11,7 @@
 #include "ir/ops/FusedActivation.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/KernelRegistry.h"
+#include "runtime/UpdateGroups.h"
 #include "runtime/plan/Plan.h"
 
 #include <algorithm>
@@ -339,6 +340,84 @@ Expected<std::unique_ptr<runtime::Kernel>> makeFused(const runtime::KernelReques
       r, std::move(shape->plan), *fn, std::move(shape->in), std::move(shape->out)));
 }
 
+// A fused_update: the region compiled once over one flat buffer per member
+// and the coefficients, run over every group's whole buffers, cut into
+// chunks that the threads share. Each member that a yield updates is read
+// before it is written at every element, as in a fused op's in-place result.
+class FusedUpdateKernel final : public runtime::Kernel {
+public:
+  FusedUpdateKernel(const runtime::KernelRequest &r, runtime::UpdateGroups groups, KernelFn fn)
+      : Kernel(r), groups_(std::move(groups)), fn_(fn) {
+    in_ = groups_.descs;
+  }
+
+  Error run(const runtime::KernelArgs &args, runtime::ExecContext &) override {
+    struct Chunk {
+      size_t group;
+      int64_t begin, end;
+    };
+    std::vector<Chunk> chunks;
+    for (size_t k = 0; k < groups_.tensors; ++k)
+      for (int64_t b = 0; b < groups_.elements[k]; b += kMinChunk)
+        chunks.push_back({k, b, std::min(groups_.elements[k], b + kMinChunk)});
+    // Per group: its members, the coefficients, then where each yield goes
+    // (the parameter and the states, in place).
+    std::vector<std::vector<void *>> ptrs(groups_.tensors);
+    for (size_t k = 0; k < groups_.tensors; ++k) {
+      for (size_t i = 0; i < groups_.width; ++i) ptrs[k].push_back(args.in[groups_.member(k, i)].data);
+      for (size_t c = 0; c < groups_.coefficients; ++c)
+        ptrs[k].push_back(args.in[groups_.coefficient(c)].data);
+      for (size_t i = 0; i < groups_.width; ++i)
+        if (i != 1) ptrs[k].push_back(args.in[groups_.member(k, i)].data);
+    }
+    int64_t n = int64_t(chunks.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < n; ++c) {
+      const Chunk &ch = chunks[size_t(c)];
+      int64_t size = groups_.elements[ch.group];
+      fn_(ptrs[ch.group].data(), &size, 0, 1, ch.begin, ch.end);
+    }
+    return Error::success();
+  }
+
+private:
+  runtime::UpdateGroups groups_;
+  KernelFn fn_;
+};
+
+// A plan over one group of a fused_update at operand types `in`: every
+// member flat, at a size that only stands for any (the code takes sizes at
+// run time), and the coefficients.
+Expected<LoopPlan> updatePlan(const ir::Op &op, const std::vector<ir::TensorType> &in) {
+  int64_t k = op.attrs().getInt("tensors"), s = op.attrs().getInt("states");
+  if (!op.body() || k < 1 || s < 0 || in.size() < size_t(k * (2 + s)))
+    return Error::make("'fused_update' has no region or its operands do not fit it");
+  size_t width = size_t(2 + s);
+  std::vector<ir::TensorType> args(width, ir::TensorType(in[0].dtype, {kMinChunk}));
+  args.insert(args.end(), in.begin() + k * int64_t(width), in.end());
+  return planLoops(*op.body(), args);
+}
+
+Expected<std::unique_ptr<runtime::Kernel>> makeFusedUpdate(const runtime::KernelRequest &r) {
+  Expected<runtime::UpdateGroups> groups = runtime::updateGroups(r);
+  if (!groups) return groups.takeError();
+  Expected<LoopPlan> plan = updatePlan(r.op, typesOf(r.in));
+  if (!plan) return Error::make(plan.error().message());
+  const auto *jit = dynamic_cast<const JitBackend *>(&r.backend);
+  Expected<KernelFn> fn =
+      compiledKernel(*r.op.body(), *plan, jit ? jit->cacheDir() : kernelCacheDir(""));
+  if (!fn) {
+    warnOnce(plan->key, fn.error().message());
+    return Error::make(fn.error().message());
+  }
+  return std::unique_ptr<runtime::Kernel>(new FusedUpdateKernel(r, std::move(*groups), *fn));
+}
+
+// The jit takes a fused_update whose region it can plan.
+bool claimsFusedUpdate(const ir::Op &op, const std::vector<ir::TensorType> &in) {
+  return static_cast<bool>(updatePlan(op, in));
+}
+
 // The jit takes a fused op whose region it can plan at these operand types.
 bool claimsFused(const ir::Op &op, const std::vector<ir::TensorType> &in) {
   if (!op.body()) return false;
@@ -358,10 +437,15 @@ Error registerJitBackend() {
              return std::unique_ptr<runtime::Backend>(new JitBackend(o));
            }}))
     return e;
-  for (ir::DType t : {ir::DType::F32, ir::DType::F64})
+  for (ir::DType t : {ir::DType::F32, ir::DType::F64}) {
     if (Error e = runtime::registerKernel(
             {"fused", kBackendName, t, runtime::LayoutKind::Native, makeFused, claimsFused}))
       return e;
+    if (Error e = runtime::registerKernel({"fused_update", kBackendName, t,
+                                           runtime::LayoutKind::Any, makeFusedUpdate,
+                                           claimsFusedUpdate}))
+      return e;
+  }
   return Error::success();
 }
 
@@ -379,6 +463,14 @@ Expected<std::string> fusedKernelsIR(const runtime::Plan &plan, const std::strin
     std::vector<runtime::BufferDesc> in;
     std::vector<ir::TensorType> outTypes;
     for (int id : s.in) in.push_back(plan.values[id].desc);
+    if (s.op->name() == "fused_update") {
+      Expected<LoopPlan> update = updatePlan(*s.op, typesOf(in));
+      if (!update) return Error::make(name + ": " + update.error().message());
+      Expected<std::string> ir = kernelIR(*s.op->body(), *update, name, cpu);
+      if (!ir) return Error::make(ir.error().message());
+      out += head + ", over each group's whole buffers, flat\n" + *ir;
+      continue;
+    }
     for (unsigned r = 0; r < s.op->ownResults(); ++r)
       outTypes.push_back(plan.values[s.out[r]].desc.type);
     Expected<KernelShape> shape = shapeOf(*s.op, in, outTypes);

@@ -21,7 +21,7 @@ const std::set<std::string> &knownOps() {
       "sigmoid_backward",              "tanh",          "tanh_backward",
       "silu",         "silu_backward", "hard_sigmoid",  "hard_sigmoid_backward",
       "hard_swish",   "hard_swish_backward",            "scale",
-      "rsqrt",        "sum_like"};
+      "rsqrt",        "sqrt",          "sum_like"};
   return ops;
 }
 

@@ -98,6 +98,7 @@ struct Emitter {
       Value *shifted = b.CreateFAdd(x, c(op.attrs().getFloat("eps")));
       return b.CreateFDiv(c(1), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, shifted));
     }
+    if (n == "sqrt") return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     if (n == "relu") return relu(x);
     if (n == "relu6") return relu6(x);
     if (n == "sigmoid") return sigmoid(x);

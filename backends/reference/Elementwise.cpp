@@ -187,6 +187,15 @@ template <typename T> void rsqrtKernel(const KernelArgs &a) {
   });
 }
 
+// sqrt(x), rounded to T.
+template <typename T> void sqrtKernel(const KernelArgs &a) {
+  const T *px = a.in[0].as<T>();
+  T *po = a.out[0].as<T>();
+  parallelBlocks(a.out[0].numel(), [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) po[i] = std::sqrt(px[i]);
+  });
+}
+
 // One dimension of x in a reduction: its size, element stride, and whether
 // the target type sums it away.
 struct ReduceDim {
@@ -280,6 +289,7 @@ void registerElementwiseKernels(KernelTable &t) {
   DTNN_ANY_KERNEL(t, "broadcast_like", broadcastLikeKernel);
   DTNN_REF_KERNEL(t, "scale", scaleKernel);
   DTNN_REF_KERNEL(t, "rsqrt", rsqrtKernel);
+  DTNN_REF_KERNEL(t, "sqrt", sqrtKernel);
   t.add("count_like", [](const KernelArgs &a) {
     dispatchFloat(a.out[0].type.dtype, [&](auto tag) { countLikeKernel<decltype(tag)>(a); });
   });

@@ -3,8 +3,9 @@
 // value the region computes in the kernel's workspace, then copies what the
 // region yields to the op's results. It is the numerical oracle that compiled
 // fused kernels are tested against, and what runs a fused op where no backend
-// compiles it.
+// compiles it. fused_update's runs the same over each group of operands.
 #include "backends/reference/KernelTable.h"
+#include "runtime/UpdateGroups.h"
 
 #include <cstring>
 #include <map>
@@ -122,6 +123,65 @@ private:
   uint64_t valueBytes_ = 0, scratch_ = 0;
 };
 
+// The reference interpreter of fused_update: the region interpreted over
+// each group's whole buffers, flattened, one group after another. Each group
+// writes its yields over its parameter and states after computing them all.
+class FusedUpdateInterpreter final : public runtime::Kernel {
+public:
+  FusedUpdateInterpreter(const KernelRequest &r, runtime::UpdateGroups groups)
+      : Kernel(r), groups_(std::move(groups)) {
+    in_ = groups_.descs;
+  }
+
+  Error prepare(const KernelRequest &r) {
+    for (size_t k = 0; k < groups_.tensors; ++k) {
+      ir::DType t = r.in[groups_.member(k, 0)].type.dtype;
+      ir::TensorType flat(t, {groups_.elements[k]});
+      KernelRequest sub{r.op, {}, {}, r.backend};
+      for (size_t i = 0; i < groups_.width; ++i) sub.in.push_back(BufferDesc::plain(flat));
+      for (size_t c = 0; c < groups_.coefficients; ++c)
+        sub.in.push_back(groups_.descs[groups_.coefficient(c)]);
+      sub.out.assign(groups_.written(), flat);
+      auto kernel = std::make_unique<FusedInterpreter>(sub);
+      if (Error e = kernel->prepare(sub)) return e;
+      workspace_ = std::max(workspace_, kernel->workspaceBytes());
+      groupKernels_.push_back(std::move(kernel));
+    }
+    return Error::success();
+  }
+
+  uint64_t workspaceBytes() const override { return workspace_; }
+
+  Error bind() override {
+    for (auto &k : groupKernels_)
+      if (Error e = k->bind()) return e;
+    return Error::success();
+  }
+
+  Error run(const runtime::KernelArgs &args, runtime::ExecContext &ctx) override {
+    for (size_t k = 0; k < groups_.tensors; ++k) {
+      runtime::KernelArgs sub;
+      sub.op = args.op;
+      sub.workspace = args.workspace;
+      ir::TensorType flat(args.in[groups_.member(k, 0)].type.dtype, {groups_.elements[k]});
+      for (size_t i = 0; i < groups_.width; ++i)
+        sub.in.push_back(TensorView{args.in[groups_.member(k, i)].data, flat});
+      for (size_t c = 0; c < groups_.coefficients; ++c)
+        sub.in.push_back(args.in[groups_.coefficient(c)]);
+      // The parameter, then the states: every member but the gradient.
+      for (size_t i = 0; i < groups_.width; ++i)
+        if (i != 1) sub.out.push_back(sub.in[i]);
+      if (Error e = groupKernels_[k]->run(sub, ctx)) return e;
+    }
+    return Error::success();
+  }
+
+private:
+  runtime::UpdateGroups groups_;
+  std::vector<std::unique_ptr<FusedInterpreter>> groupKernels_;
+  uint64_t workspace_ = 0;
+};
+
 } // namespace
 
 void registerFusedKernels(KernelTable &t) {
@@ -130,6 +190,16 @@ void registerFusedKernels(KernelTable &t) {
     if (Error e = k->prepare(r)) return e;
     return std::unique_ptr<runtime::Kernel>(std::move(k));
   });
+  t.addKernel(
+      "fused_update",
+      [](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
+        Expected<runtime::UpdateGroups> groups = runtime::updateGroups(r);
+        if (!groups) return groups.takeError();
+        auto k = std::make_unique<FusedUpdateInterpreter>(r, std::move(*groups));
+        if (Error e = k->prepare(r)) return e;
+        return std::unique_ptr<runtime::Kernel>(std::move(k));
+      },
+      runtime::LayoutKind::Any);
 }
 
 } // namespace dtnn::reference

@@ -32,6 +32,36 @@ template <typename Body> void forElements(int64_t n, Body &&body) {
 
 double attr(const KernelArgs &a, const char *name) { return a.op->attrs().getFloat(name); }
 
+// The per-step scalars of SGD, in double, as PyTorch computes them; the
+// update and sgd_coefficients (its fused form's) both round them to the
+// parameter's type.
+struct SgdScalars {
+  double lr, momentum, keep, wd;
+  bool first; // the first step: the momentum buffer starts at the gradient
+};
+SgdScalars sgdScalars(const KernelArgs &a) {
+  return {readScalar(a.in[2]), attr(a, "momentum"), 1 - attr(a, "dampening"),
+          attr(a, "weight_decay"), readScalar(a.in[3]) <= 1};
+}
+
+// Adam's and AdamW's: the moments' factors, the step size lr / (1 - beta1^t),
+// sqrt(1 - beta2^t), and the weight decay added to the gradient (Adam) or
+// the factor the parameter is multiplied by first (AdamW).
+struct AdamScalars {
+  double beta1, beta2, eps, stepSize, bc2Sqrt, l2, decay;
+};
+AdamScalars adamScalars(const KernelArgs &a, bool decoupled) {
+  double lr = readScalar(a.in[2]), step = readScalar(a.in[3]), wd = attr(a, "weight_decay");
+  double beta1 = attr(a, "beta1"), beta2 = attr(a, "beta2");
+  return {beta1,
+          beta2,
+          attr(a, "eps"),
+          lr / (1 - std::pow(beta1, step)),
+          std::sqrt(1 - std::pow(beta2, step)),
+          decoupled ? 0 : wd,
+          decoupled ? 1 - lr * wd : 1};
+}
+
 // sgd_update %p, %g, %lr [, %step, %buf] {momentum, dampening, nesterov, weight_decay}:
 //   d = g + wd p; buf = d on step 1, else momentum buf + (1 - dampening) d;
 //   d = nesterov ? d + momentum buf : buf; p -= lr d.
@@ -39,18 +69,19 @@ template <typename T> void sgdUpdate(const KernelArgs &a) {
   T *p = a.in[0].as<T>();
   const T *g = a.in[1].as<T>();
   int64_t n = a.in[0].numel();
-  T lr = static_cast<T>(readScalar(a.in[2]));
-  T wd = static_cast<T>(attr(a, "weight_decay"));
   T momentum = static_cast<T>(attr(a, "momentum"));
   if (momentum == 0) {
+    T lr = static_cast<T>(readScalar(a.in[2]));
+    T wd = static_cast<T>(attr(a, "weight_decay"));
     forChunks(n, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) p[i] -= lr * (g[i] + wd * p[i]);
     });
     return;
   }
-  bool first = readScalar(a.in[3]) <= 1;
+  SgdScalars sc = sgdScalars(a);
+  T lr = static_cast<T>(sc.lr), wd = static_cast<T>(sc.wd), keep = static_cast<T>(sc.keep);
+  bool first = sc.first;
   T *buf = a.in[4].as<T>();
-  T keep = static_cast<T>(1 - attr(a, "dampening"));
   bool nesterov = a.op->attrs().getBool("nesterov");
   // The common case (no decay, not the first step, not Nesterov) in a loop
   // without branches, which the compiler vectorizes.
@@ -76,20 +107,18 @@ template <typename T> void sgdUpdate(const KernelArgs &a) {
 // The Adam and AdamW update after any decoupled decay: moments, bias
 // corrections, then p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps); with
 // amsgrad, max_v = max(max_v, v) takes v's place in the denominator.
-template <typename T> void adamCore(const KernelArgs &a, double l2) {
+template <typename T> void adamCore(const KernelArgs &a, const AdamScalars &sc) {
   T *p = a.in[0].as<T>();
   const T *g = a.in[1].as<T>();
   T *m = a.in[4].as<T>();
   T *v = a.in[5].as<T>();
   T *maxV = a.op->attrs().getBool("amsgrad") ? a.in[6].as<T>() : nullptr;
   int64_t n = a.in[0].numel();
-  double lr = readScalar(a.in[2]), step = readScalar(a.in[3]);
-  double beta1 = attr(a, "beta1"), beta2 = attr(a, "beta2");
-  T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
-  T c1 = static_cast<T>(1 - beta1), c2 = static_cast<T>(1 - beta2);
-  T eps = static_cast<T>(attr(a, "eps")), wd = static_cast<T>(l2);
-  T stepSize = static_cast<T>(lr / (1 - std::pow(beta1, step)));
-  T bc2Sqrt = static_cast<T>(std::sqrt(1 - std::pow(beta2, step)));
+  T b1 = static_cast<T>(sc.beta1), b2 = static_cast<T>(sc.beta2);
+  T c1 = static_cast<T>(1 - sc.beta1), c2 = static_cast<T>(1 - sc.beta2);
+  T eps = static_cast<T>(sc.eps), wd = static_cast<T>(sc.l2);
+  T stepSize = static_cast<T>(sc.stepSize);
+  T bc2Sqrt = static_cast<T>(sc.bc2Sqrt);
   if (wd == 0 && !maxV) { // the common case, without branches: vectorized
     // Captured by value, restrict locals: otherwise a store through a
     // pointer could change a captured pointer or scalar, which stops
@@ -117,16 +146,46 @@ template <typename T> void adamCore(const KernelArgs &a, double l2) {
 
 // adam_update %p, %g, %lr, %step, %m, %v {beta1, beta2, eps, weight_decay}:
 // weight decay is added to the gradient (L2), as torch.optim.Adam does.
-template <typename T> void adamUpdate(const KernelArgs &a) {
-  adamCore<T>(a, attr(a, "weight_decay"));
-}
+template <typename T> void adamUpdate(const KernelArgs &a) { adamCore<T>(a, adamScalars(a, false)); }
 
 // adamw_update: p *= 1 - lr wd first (decoupled decay), then Adam without L2.
 template <typename T> void adamwUpdate(const KernelArgs &a) {
+  AdamScalars sc = adamScalars(a, true);
   T *p = a.in[0].as<T>();
-  T decay = static_cast<T>(1 - readScalar(a.in[2]) * attr(a, "weight_decay"));
+  T decay = static_cast<T>(sc.decay);
   if (decay != 1) forElements(a.in[0].numel(), [&](int64_t i) { p[i] *= decay; });
-  adamCore<T>(a, 0);
+  adamCore<T>(a, sc);
+}
+
+// The coefficients ops (ir/ops/Optimizer.cpp), the scalars above rounded to
+// lr's type, in the order the op declares its results. Their operands are
+// lr and step, where the updates' are param, grad, lr and step.
+KernelArgs asUpdateArgs(const KernelArgs &a) {
+  KernelArgs u = a;
+  u.in.insert(u.in.begin(), 2, TensorView{});
+  return u;
+}
+
+template <typename T> void writeScalars(const KernelArgs &a, const std::vector<double> &values) {
+  for (size_t i = 0; i < values.size(); ++i) *a.out[i].as<T>() = static_cast<T>(values[i]);
+}
+
+template <typename T> void sgdCoefficients(const KernelArgs &a) {
+  SgdScalars sc = sgdScalars(asUpdateArgs(a));
+  writeScalars<T>(a, {sc.lr, sc.first ? 0 : sc.momentum, sc.first ? 1 : sc.keep, sc.momentum,
+                      sc.wd});
+}
+
+template <typename T> void adamFamilyCoefficients(const KernelArgs &a, bool decoupled) {
+  AdamScalars sc = adamScalars(asUpdateArgs(a), decoupled);
+  writeScalars<T>(a, {sc.beta1, 1 - sc.beta1, sc.beta2, 1 - sc.beta2, sc.eps, sc.stepSize,
+                      sc.bc2Sqrt, sc.l2, sc.decay});
+}
+template <typename T> void adamCoefficients(const KernelArgs &a) {
+  adamFamilyCoefficients<T>(a, false);
+}
+template <typename T> void adamwCoefficients(const KernelArgs &a) {
+  adamFamilyCoefficients<T>(a, true);
 }
 
 // rmsprop_update %p, %g, %lr, %square_avg [, %buf] [, %grad_avg]
@@ -219,6 +278,9 @@ void registerOptimizerKernels(KernelTable &t) {
   DTNN_REF_UPDATE(t, "adamw_update", adamwUpdate);
   DTNN_REF_UPDATE(t, "rmsprop_update", rmspropUpdate);
   DTNN_REF_UPDATE(t, "nadam_update", nadamUpdate);
+  DTNN_REF_KERNEL(t, "sgd_coefficients", sgdCoefficients);
+  DTNN_REF_KERNEL(t, "adam_coefficients", adamCoefficients);
+  DTNN_REF_KERNEL(t, "adamw_coefficients", adamwCoefficients);
 }
 
 

@@ -1,4 +1,4 @@
-// Binary arithmetic with numpy broadcasting (add, sub, mul, div), rsqrt, and
+// Binary arithmetic with numpy broadcasting (add, sub, mul, div), rsqrt, sqrt, and
 // the generic helpers that gradient rules of every family build on: fill,
 // scale, sum_like (the reverse of broadcasting) and broadcast_like. A `?` dimension
 // broadcasts against `?` or 1 only.
@@ -121,6 +121,21 @@ Error inferRsqrt(InferCtx &ctx) {
   double eps = ctx.attrs.getFloat("eps");
   if (!(eps >= 0) || !std::isfinite(eps)) return ctx.fail("rsqrt eps must be a finite number >= 0");
   return sameAsFirstOperand(ctx);
+}
+
+// Operand: x of a floating-point type.
+Error inferSqrt(InferCtx &ctx) {
+  if (!isFloatType(ctx.operands[0].dtype))
+    return ctx.fail("sqrt expects a floating-point input, got " + ctx.operands[0].str(), {0});
+  return sameAsFirstOperand(ctx);
+}
+
+// y = sqrt(x), so dx = dy / (2 y).
+Error sqrtGrad(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
+  Value *half = ctx.b.create1("scale", {ctx.dy[0]}, attrs({{"factor", 0.5}}));
+  ctx.dx[0] = half ? ctx.b.create1("div", {half, ctx.op.result(0)}) : nullptr;
+  return ctx.dx[0] ? Error::success() : ctx.b.takeError();
 }
 
 // y = (x + eps)^(-1/2), so dx = dy * -y^3 / 2.
@@ -295,6 +310,21 @@ void registerElementwiseOps(BuiltinOps &t) {
       .macs = nullptr,
       .layer = std::nullopt,
       .grad = rsqrtGrad,
+      .trainForm = "",
+      .role = OpRole::Forward,
+      .internal = true,
+  });
+  // What the fused optimizer updates divide by (Adam's sqrt(v)).
+  t.add({
+      .name = "sqrt",
+      .summary = "Elementwise square root.",
+      .operands = {reusable("x")},
+      .attrs = {},
+      .fusion = FusionClass::Elementwise,
+      .inferShape = inferSqrt,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = sqrtGrad,
       .trainForm = "",
       .role = OpRole::Forward,
       .internal = true,

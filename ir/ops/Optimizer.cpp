@@ -6,6 +6,8 @@
 // Operands: param, grad, lr (a scalar f32[] or f64[]), then step (a scalar
 // i64[], the 1-based update count) for the optimizers that need it, then the
 // state buffers. The semantics are torch.optim's, hyperparameters included.
+// SGD, Adam and AdamW also declare `<opt>_coefficients`, the per-step
+// scalars of their fused form (a fused_update, made by fuse-updates).
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
@@ -210,6 +212,40 @@ UpdateLayout nadamLayout(const AttrMap &) {
   return {true, {"m", "v", "mu_product"}, {"mu_product"}};
 }
 
+// The per-step scalars of an optimizer that has a fused form:
+// `<opt>_coefficients %lr, %step` with the update op's attributes yields
+// them, named in `results`, as scalars of lr's type, for the region of a
+// fused_update (passes/Optimizers.h) to read.
+OpDef coefficientsOp(std::string opt, std::string summary, std::vector<AttrSpec> attrs,
+                     std::vector<std::string> results, HyperCheck check) {
+  unsigned n = static_cast<unsigned>(results.size());
+  std::string op = opt + "_coefficients";
+  std::string list;
+  for (const std::string &r : results) list += (list.empty() ? "" : ", ") + r;
+  return {
+      .name = op,
+      .summary = std::move(summary) + " Results: " + list + ".",
+      .operands = {{"lr"}, {"step"}},
+      .attrs = std::move(attrs),
+      .numResults = n,
+      .fusion = FusionClass::Opaque,
+      .inferShape =
+          [op, n, check = std::move(check)](InferCtx &ctx) {
+            if (Error e = check(ctx, op)) return e;
+            const TensorType &lr = ctx.operands[0];
+            if (lr.rank() != 0 || !isFloatType(lr.dtype))
+              return ctx.fail(op + " lr must be a scalar f32[] or f64[], got " + lr.str(), {0});
+            if (ctx.operands[1] != TensorType(DType::I64, {}))
+              return ctx.fail(op + " step must be a scalar i64[], got " + ctx.operands[1].str(),
+                              {1});
+            ctx.results.assign(n, lr);
+            return Error::success();
+          },
+      .role = OpRole::Update,
+      .internal = true,
+  };
+}
+
 } // namespace
 
 void registerOptimizerOps(BuiltinOps &t) {
@@ -239,6 +275,25 @@ void registerOptimizerOps(BuiltinOps &t) {
                  {floatAttr("alpha", 0.99), floatAttr("eps", 1e-8), floatAttr("weight_decay", 0.0),
                   floatAttr("momentum", 0.0), boolAttr("centered")},
                  rmspropLayout, checkRmsprop));
+  // The coefficients of the optimizers fuse-updates runs as fused_update.
+  t.add(coefficientsOp("sgd",
+                       "The per-step scalars of sgd_update's fused form: momentum_now and "
+                       "keep_now are 0 and 1 on the first step (the buffer starts at the "
+                       "gradient), else momentum and 1 - dampening.",
+                       {floatAttr("momentum", 0.0), floatAttr("dampening", 0.0),
+                        boolAttr("nesterov"), floatAttr("weight_decay", 0.0)},
+                       {"lr", "momentum_now", "keep_now", "momentum", "weight_decay"}, checkSgd));
+  std::vector<std::string> adamScalars = {"beta1",    "one_minus_beta1", "beta2",
+                                          "one_minus_beta2", "eps", "step_size",
+                                          "bias_correction2_sqrt", "weight_decay", "decay"};
+  t.add(coefficientsOp("adam",
+                       "The per-step scalars of adam_update's fused form: step_size is lr / (1 - "
+                       "beta1^step), decay 1 (the weight decay is added to the gradient).",
+                       adamAmsgradAttrs(0.0), adamScalars, checkAdamFamily));
+  t.add(coefficientsOp("adamw",
+                       "The per-step scalars of adamw_update's fused form: as Adam's, with "
+                       "weight_decay 0 and decay 1 - lr weight_decay (decoupled).",
+                       adamAmsgradAttrs(0.01), adamScalars, checkAdamFamily));
   std::vector<AttrSpec> nadamAttrs = adamAttrs(0.0);
   nadamAttrs.push_back(floatAttr("momentum_decay", 0.004));
   t.add(updateOp("nadam", "NAdam step as torch.optim.NAdam; mu_product is a scalar starting at 1.",

@@ -65,6 +65,16 @@ TEST(GradElementwise, Rsqrt) {
                        opts);
 }
 
+// sqrt's gradient, dy / (2 y), away from its pole at 0.
+TEST(GradElementwise, Sqrt) {
+  GradCheckOptions opts;
+  opts.ranges["a"] = {0.2, 2.0};
+  expectGradientsMatch("graph @f(%a: f64[2,3]) -> f64[2,3] {\n"
+                       "  %0 = sqrt %a : f64[2,3]\n"
+                       "  return %0\n}\n",
+                       opts);
+}
+
 TEST(GradElementwise, SameOperandTwice) {
   expectGradientsMatch(R"(
 graph @f(%a: f64[2,3]) -> f64[2,3] {

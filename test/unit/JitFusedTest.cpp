@@ -87,6 +87,7 @@ TEST(JitFused, EveryOp) {
       {"%a = hard_sigmoid_backward %x, %y : " + t, "%b = hard_swish_backward %x, %y : " + t,
        "%r = add %a, %b : " + t},
       {"%a = mul %x, %x : " + t, "%b = rsqrt %a {eps=0.001} : " + t, "%r = mul %b, %y : " + t},
+      {"%a = mul %x, %x : " + t, "%b = sqrt %a : " + t, "%r = mul %b, %y : " + t},
   };
   for (const auto &chain : chains) {
     // div divides by a sigmoid's result, which stays away from 0.

@@ -2,6 +2,8 @@
 // on the reference backend against torch.optim's update rules written out
 // here in double precision; readOptimizer's settings and errors; and the
 // state buffers emitUpdate creates.
+#include "OptimizerSteps.h"
+
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/Printer.h"
@@ -20,86 +22,6 @@ using ir::AttrMap;
 using ir::AttrValue;
 using ir::DType;
 using ir::TensorType;
-using Vec = std::vector<double>;
-
-const Vec kInitial = {1.0, -2.0, 0.5, 3.0};
-const std::vector<Vec> kGrads = {
-    {0.5, -1.5, 2.0, 0.0}, {-0.25, 1.0, 0.3, 1e-3}, {1.0, -0.5, -2.0, 0.7}};
-const Vec kLr = {0.1, 0.05, 0.01};
-
-// The train settings `optimizer = name(args...)`.
-ir::SettingCall config(const std::string &name,
-                      std::vector<std::pair<std::string, AttrValue>> args = {}) {
-  ir::SettingCall c{name, {}};
-  for (auto &[k, v] : args) c.args.set(k, v);
-  return c;
-}
-
-// Runs three updates of parameter @w (f64[4] or f32[4]) starting at
-// kInitial with gradients kGrads and learning rates kLr, and returns every
-// parameter of the module (w and its state) by name.
-std::map<std::string, Vec> runSteps(const ir::SettingCall &settings, DType dt = DType::F64) {
-  auto spec = passes::readOptimizer(settings);
-  EXPECT_TRUE(spec) << spec.error().message();
-  if (!spec) return {};
-  ir::Module m;
-  TensorType type(dt, {4});
-  ir::Param *w = m.addParam("w", type, "zeros", true);
-  ir::Graph *g = m.addGraph("step");
-  ir::Value *grad = g->addInput("g", type);
-  ir::Value *lr = g->addInput("lr", TensorType(dt, {}));
-  ir::Value *step = g->addInput("step", TensorType(DType::I64, {}));
-  ir::Builder b(*g);
-  Error e = passes::emitUpdate(m, b, *spec, *w, grad, lr, step);
-  EXPECT_FALSE(e) << e.message();
-  if (e) return {};
-
-  auto backends = runtime::BackendSet::create("reference", {});
-  EXPECT_TRUE(backends) << backends.error().message();
-  if (!backends) return {};
-  runtime::ModuleRunner runner(m, *backends);
-  auto exec = runner.executor(*g, 1);
-  EXPECT_TRUE(exec) << exec.error().message();
-  if (!exec) return {};
-  runtime::ParamStore &store = runner.params();
-  for (const auto &p : m.params()) {
-    runtime::Tensor t(p->type);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      double v = p->name == "w" ? kInitial[i] : p->init == "ones" ? 1.0 : 0.0;
-      if (dt == DType::F64)
-        t.data<double>()[i] = v;
-      else
-        t.data<float>()[i] = static_cast<float>(v);
-    }
-    EXPECT_FALSE(store.write(p->name, t));
-  }
-  runtime::Executor &ex = **exec;
-  for (int64_t k = 0; k < 3; ++k) {
-    runtime::Tensor gt(type), lrt(TensorType(dt, {})), st(TensorType(DType::I64, {}));
-    for (int i = 0; i < 4; ++i) {
-      if (dt == DType::F64)
-        gt.data<double>()[i] = kGrads[k][i];
-      else
-        gt.data<float>()[i] = static_cast<float>(kGrads[k][i]);
-    }
-    if (dt == DType::F64)
-      *lrt.data<double>() = kLr[k];
-    else
-      *lrt.data<float>() = static_cast<float>(kLr[k]);
-    *st.data<int64_t>() = k + 1;
-    ex.setInput(0, gt.raw(), gt.bytes());
-    ex.setInput(1, lrt.raw(), lrt.bytes());
-    ex.setInput(2, st.raw(), st.bytes());
-    EXPECT_FALSE(ex.run());
-  }
-  std::map<std::string, Vec> out;
-  for (const auto &p : m.params()) {
-    runtime::Tensor t = *store.read(p->name);
-    for (int64_t i = 0; i < t.numel(); ++i)
-      out[p->name].push_back(dt == DType::F64 ? t.data<double>()[i] : t.data<float>()[i]);
-  }
-  return out;
-}
 
 void expectNear(const Vec &got, const Vec &want, double tol, const std::string &what) {
   ASSERT_EQ(got.size(), want.size()) << what;

@@ -143,6 +143,21 @@ graph @f(%x: f64[3], %y: f32[2]) -> (f64[3], f32[2]) {
   expectTensorNear(outs[1], {0.5, 4});
 }
 
+// sqrt, in f64 and f32.
+TEST(RefElementwise, Sqrt) {
+  auto outs = runGraph(R"(
+graph @f(%x: f64[3], %y: f32[2]) -> (f64[3], f32[2]) {
+  %0 = sqrt %x : f64[3]
+  %1 = sqrt %y : f32[2]
+  return %0, %1
+}
+)",
+                       {makeTensor(f64({3}), {0, 2.25, 16}), makeTensor(f32({2}), {4, 0.0625})});
+  ASSERT_EQ(outs.size(), 2u);
+  expectTensorNear(outs[0], {0, 1.5, 4});
+  expectTensorNear(outs[1], {2, 0.25});
+}
+
 // count_like: how many elements sum_like adds into each of like's, plus the
 // offset, at least 1; the contents of both operands do not matter.
 TEST(RefElementwise, CountLike) {

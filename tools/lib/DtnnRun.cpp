@@ -386,6 +386,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     pipeline += ",split-train-step";
   else if (std::string d = passes::dataParallelPipeline(dp); !d.empty())
     pipeline += "," + d;
+  if (!args->has("predict")) pipeline += "," + passes::updatePipeline();
   if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
   if (Error e = pm.run(*module)) {
     std::cerr << ("dtnn-run: error: " + e.message() + "\n");

@@ -119,6 +119,7 @@ int run(int argc, char **argv) {
     passes::PassManager pm({});
     std::string pipeline = passes::trainPipeline(dp);
     if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
+    pipeline += "," + passes::updatePipeline();
     if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
     if (Error e = pm.run(*module)) {
       std::cerr << "dtnn-sim: error: " << e.message() << "\n";

@@ -349,6 +349,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
   bool training = emitKind == "train-ir" || emitKind == "plan" || emitKind == "llvm";
   std::string pipeline = training ? passes::trainPipeline(dp) : "default";
   if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
+  if (training) pipeline += "," + passes::updatePipeline();
   std::string kind = emitKind == "train-ir" ? "ir" : emitKind;
   return passAndEmit("compile", *args, pipeline, *module, kind, plan, out);
 }
