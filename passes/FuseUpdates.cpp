@@ -24,7 +24,15 @@
 //
 // at the position of its last member (the coefficients once per optimizer
 // and attributes, before the first group that reads them), and the uses of
-// the members' new versions read the fused op's. Each member's update runs
+// the members' new versions read the fused op's.
+//
+// Gradient averaging: a bucket whose "mean" allreduce feeds only members
+// has its mean deferred (op="mean_deferred"): each rank scales by its share
+// times the rank count, 1 when the batch splits evenly, so nothing is
+// scaled, and the region divides the gradient by `rank_count` before the
+// update. For a power-of-two rank count both ways round alike.
+//
+// Each member's update runs
 // over its whole buffers in whatever layout its parameter has, padding
 // included, as the update ops do; the arithmetic is theirs, in their order.
 //
@@ -111,24 +119,33 @@ public:
       for (const ir::Value *r : op->results()) grp.touched.insert(r);
     }
     for (auto &[key, grp] : open) done.push_back(std::move(grp));
+    if (done.empty()) return false;
     std::sort(done.begin(), done.end(),
               [](const Group &a, const Group &b) { return a.last < b.last; });
-
-    std::map<std::string, std::vector<ir::Value *>> coefficients;
-    std::vector<ir::Op *> erase;
-    bool changed = false;
-    // In order of position: the coefficients go before the first group
-    // that reads them.
-    for (Group &grp : done) {
-      Expected<bool> made = fuseGroup(g, grp, step, coefficients);
-      if (!made) return made.takeError();
-      if (!*made) continue;
-      changed = true;
-      for (const Member &m : grp.members) erase.push_back(m.op);
+    if (std::string refusal = refused(g, done.front(), step); !refusal.empty()) {
+      for (const Group &grp : done)
+        remark(locOf(grp),
+               std::to_string(grp.members.size()) + " " + grp.members.front().op->name() +
+                   (grp.members.size() == 1 ? " op runs" : " ops run") + " one by one: " + refusal);
+      return false;
     }
-    std::set<const ir::Op *> gone(erase.begin(), erase.end());
+    std::set<ir::Op *> deferred = deferrableMeans(g, done);
+    Coefficients coefficients;
+    // In order of position: the scalars go before the first group that
+    // reads them.
+    for (Group &grp : done)
+      if (Expected<ir::Op *> made = fuseGroup(g, grp, step, deferred, coefficients); !made)
+        return made.takeError();
+    std::set<const ir::Op *> gone;
+    for (const Group &grp : done)
+      for (const Member &m : grp.members) gone.insert(m.op);
     g.eraseOpsIf([&](const ir::Op &op) { return gone.count(&op) > 0; });
-    return changed;
+    // The waits' starts defer the division to the updates.
+    for (ir::Op *wait : deferred) {
+      wait->attrs().set("op", std::string("mean_deferred"));
+      wait->operand(0)->definingOp()->attrs().set("op", std::string("mean_deferred"));
+    }
+    return true;
   }
 
 private:
@@ -168,28 +185,87 @@ private:
     return key;
   }
 
-  // Replaces the members of `grp` with one fused_update at the position of
-  // its last member; false when the backend that would run it does not
-  // compile it (the members then stay).
-  Expected<bool> fuseGroup(ir::Graph &g, Group &grp, ir::Value *step,
-                           std::map<std::string, std::vector<ir::Value *>> &coefficients) {
-    const Member &first = grp.members.front();
+  // The scalars the groups read, made once: each optimizer and attributes'
+  // coefficients, and the rank count.
+  struct Coefficients {
+    std::map<std::string, std::vector<ir::Value *>> byUpdate;
+    ir::Value *ranks = nullptr;
+  };
+
+  static ir::Location locOf(const Group &grp) {
     ir::Location loc;
     for (const Member &m : grp.members) loc.merge(m.op->loc());
-    size_t at = g.indexOf(grp.members.back().op);
+    return loc;
+  }
+
+  // Why the backend that would run the fused_update of `grp` does not
+  // compile it, or "" when it does (always without a target). The answer
+  // holds for every group: it depends on the op and its element type.
+  std::string refused(ir::Graph &g, Group &grp, ir::Value *step) {
+    if (!target_) return "";
+    Coefficients scratch;
+    Expected<ir::Op *> probe = fuseGroup(g, grp, step, {}, scratch, true);
+    if (!probe) return probe.error().message();
+    std::string backend = target_->backendOf(**probe);
+    std::set<const ir::Op *> made = {*probe};
+    for (const auto &[key, values] : scratch.byUpdate) made.insert(values[0]->definingOp());
+    g.eraseOpsIf([&](const ir::Op &op) { return made.count(&op) > 0; });
+    if (compilesFused(backend)) return "";
+    return (backend.empty() ? std::string("no backend") : "the " + backend + " backend") +
+           " would run their fused_update";
+  }
+
+  // The allreduce_waits whose mean the updates may finish: a "mean" whose
+  // every result is the gradient of a member, so that each reader divides
+  // by the rank count.
+  static std::set<ir::Op *> deferrableMeans(ir::Graph &g, const std::vector<Group> &groups) {
+    std::set<const ir::Op *> members;
+    for (const Group &grp : groups)
+      for (const Member &m : grp.members) members.insert(m.op);
+    std::set<ir::Op *> waits;
+    for (const auto &op : g.ops())
+      if (op->name() == "allreduce_wait" && op->attrs().getString("op") == "mean")
+        waits.insert(op.get());
+    for (const auto &op : g.ops())
+      for (size_t i = 0; i < op->operands().size(); ++i) {
+        ir::Op *def = op->operand(unsigned(i))->definingOp();
+        if (!waits.count(def)) continue;
+        // The token and the buffers are read by the wait itself; a member
+        // reads its gradient as operand 1.
+        if (op.get() != def && !(members.count(op.get()) && i == 1)) waits.erase(def);
+      }
+    for (const ir::Value *out : g.outputs()) waits.erase(out->definingOp());
+    return waits;
+  }
+
+  // Replaces the members of `grp` with one fused_update at the position of
+  // its last member (the members stay for the caller to erase), and returns
+  // it; a `probe` only makes it, for the caller to ask about and erase.
+  // Where the gradients come from a wait in `deferred`, the region divides
+  // them by the rank count first.
+  Expected<ir::Op *> fuseGroup(ir::Graph &g, Group &grp, ir::Value *step,
+                               const std::set<ir::Op *> &deferred, Coefficients &coefficients,
+                               bool probe = false) {
+    const Member &first = grp.members.front();
+    ir::Location loc = locOf(grp);
     ir::Builder b(g, loc);
-    b.setInsertPoint(long(at));
-    // The coefficients, shared by the groups of one optimizer and attributes.
+    b.setInsertPoint(long(g.indexOf(grp.members.back().op)));
     std::string coefKey = first.op->name() + " " + attrsKey(first.op->attrs());
-    bool newCoefficients = !coefficients.count(coefKey);
-    if (newCoefficients) {
+    if (!coefficients.byUpdate.count(coefKey)) {
       std::vector<ir::Value *> c =
           b.create(first.form->coefficientsOp, {first.lr, step}, first.op->attrs());
       if (c.empty()) return b.takeError();
-      coefficients[coefKey] = c;
+      coefficients.byUpdate[coefKey] = c;
     }
-    const std::vector<ir::Value *> &c = coefficients[coefKey];
-    // The region: one member's tensors, flat, then the coefficients.
+    std::vector<ir::Value *> c = coefficients.byUpdate[coefKey];
+    ir::Op *wait = first.tensors[1]->definingOp();
+    bool divide = deferred.count(wait) > 0;
+    if (divide && !coefficients.ranks) {
+      coefficients.ranks = b.create1("rank_count", {first.lr});
+      if (!coefficients.ranks) return b.takeError();
+    }
+    // The region: one member's tensors, flat, the coefficients, and the
+    // rank count where it divides.
     ir::DType t = first.tensors[0]->type().dtype;
     auto body = std::make_unique<ir::Graph>("");
     std::vector<ir::Value *> tensorArgs, coefArgs;
@@ -200,6 +276,11 @@ private:
     for (size_t i = 0; i < c.size(); ++i)
       coefArgs.push_back(body->addInput("c" + std::to_string(i), ir::TensorType(t, {})));
     ir::Builder inner(*body, first.op->loc());
+    if (divide) {
+      ir::Value *ranks = body->addInput("ranks", ir::TensorType(t, {}));
+      tensorArgs[1] = inner.create1("div", {tensorArgs[1], ranks});
+      c.push_back(coefficients.ranks);
+    }
     Expected<std::vector<ir::Value *>> yields =
         first.form->build(inner, first.op->attrs(), tensorArgs, coefArgs);
     if (!yields) return yields.takeError();
@@ -215,17 +296,7 @@ private:
                                    {"optimizer", optimizer}});
     ir::Op *fused = b.createWithBody("fused_update", operands, std::move(body), attrs);
     if (!fused) return b.takeError();
-    std::string backend = target_ ? target_->backendOf(*fused) : "";
-    if (target_ && !compilesFused(backend)) {
-      remark(loc, std::to_string(grp.members.size()) + " " + first.op->name() +
-                      (grp.members.size() == 1 ? " runs" : "s run") + " one by one: " +
-                      (backend.empty() ? "no backend" : "the " + backend + " backend") +
-                      " would run their fused_update");
-      ir::Op *coef = newCoefficients ? c[0]->definingOp() : nullptr;
-      g.eraseOpsIf([&](const ir::Op &op) { return &op == fused || &op == coef; });
-      if (newCoefficients) coefficients.erase(coefKey);
-      return false;
-    }
+    if (probe) return fused;
     // The members' new versions are the fused op's, in the same order.
     std::map<ir::Value *, ir::Value *> subst;
     size_t r = 0;
@@ -238,15 +309,15 @@ private:
       for (int64_t d : m.tensors[0]->type().dims) n *= d;
       bytes += n;
     }
-    const ir::Op *wait = first.tensors[1]->definingOp();
     bool bucket = wait && wait->name() == "allreduce_wait";
     remark(loc,
            std::to_string(grp.members.size()) + " " + first.op->name() + " op" +
                (grp.members.size() == 1 ? "" : "s") + " over " + std::to_string(bytes) +
                " bytes of parameters" +
                (bucket ? " (bucket " + std::to_string(wait->attrs().getInt("bucket")) + ")" : "") +
-               " run as one fused_update");
-    return true;
+               " run as one fused_update" +
+               (divide ? ", which divides the gradients' sum by the rank count" : ""));
+    return fused;
   }
 };
 

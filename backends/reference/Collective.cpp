@@ -4,7 +4,7 @@
 // out back to back) and returns at once; allreduce_wait waits for it. The
 // kernels scheduled between the two run while the reduction is in flight:
 // the executor advances it between kernels, and the MPI communicator's own
-// thread every millisecond.
+// thread every millisecond. rank_count reads the communicator's size.
 #include "backends/reference/KernelTable.h"
 #include "runtime/Communicator.h"
 
@@ -47,7 +47,9 @@ class AllreduceStart : public runtime::Kernel {
 public:
   explicit AllreduceStart(const KernelRequest &r) : Kernel(r) {
     in_ = r.in; // any layout: whole buffers are reduced
-    mean_ = r.op.attrs().getString("op") == "mean";
+    const std::string &op = r.op.attrs().getString("op");
+    mean_ = op == "mean" || op == "mean_deferred";
+    deferred_ = op == "mean_deferred";
     int64_t bucket = r.op.attrs().getInt("bucket");
     uint64_t bytes = 0;
     for (const auto &d : r.in) bytes += d.bytes;
@@ -57,8 +59,10 @@ public:
   bool wantsContiguousOperands() const override { return true; }
   Error run(const KernelArgs &a, runtime::ExecContext &ctx) override {
     if (!ctx.comm) return Error::make("no communicator");
-    // A mean weighs each rank by its share of the global batch.
-    double scale = mean_ ? ctx.share() : 1.0;
+    // A mean weighs each rank by its share of the global batch; a deferred
+    // one by its share times the rank count (1 when the batch splits evenly,
+    // which scales nothing), its consumers dividing by the rank count.
+    double scale = mean_ ? ctx.share() * (deferred_ ? ctx.comm->size() : 1) : 1.0;
     std::vector<uint64_t> handles;
     size_t i = 0;
     while (i < a.in.size()) {
@@ -82,7 +86,7 @@ public:
   }
 
 private:
-  bool mean_ = true;
+  bool mean_ = true, deferred_ = false;
   std::string what_;
 };
 
@@ -103,9 +107,26 @@ private:
   const ir::Op *start_;
 };
 
+// rank_count: the communicator's rank count (1 without one).
+class RankCount : public runtime::Kernel {
+public:
+  explicit RankCount(const KernelRequest &r) : Kernel(r) {}
+  Error run(const KernelArgs &a, runtime::ExecContext &ctx) override {
+    double ranks = ctx.comm ? ctx.comm->size() : 1;
+    if (a.out[0].type.dtype == ir::DType::F64)
+      *a.out[0].as<double>() = ranks;
+    else
+      *a.out[0].as<float>() = static_cast<float>(ranks);
+    return Error::success();
+  }
+};
+
 } // namespace
 
 void registerCollectiveKernels(KernelTable &t) {
+  t.addKernel("rank_count", [](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
+    return std::unique_ptr<runtime::Kernel>(new RankCount(r));
+  });
   t.addKernel("allreduce_start", [](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
     return std::unique_ptr<runtime::Kernel>(new AllreduceStart(r));
   }, runtime::LayoutKind::Any);

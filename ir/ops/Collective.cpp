@@ -13,8 +13,17 @@ namespace {
 
 Error checkReduction(InferCtx &ctx, const char *op) {
   const std::string &kind = ctx.attrs.getString("op");
-  if (kind != "sum" && kind != "mean")
-    return ctx.fail(std::string(op) + " op must be \"sum\" or \"mean\", got \"" + kind + "\"");
+  if (kind != "sum" && kind != "mean" && kind != "mean_deferred")
+    return ctx.fail(std::string(op) + " op must be \"sum\", \"mean\" or \"mean_deferred\", got \"" +
+                    kind + "\"");
+  return Error::success();
+}
+
+// Operands: the buffers' scalar type; result: the number of ranks.
+Error inferRankCount(InferCtx &ctx) {
+  if (ctx.operands[0].rank() != 0 || !isFloatType(ctx.operands[0].dtype))
+    return ctx.fail("rank_count takes a floating-point scalar, got " + ctx.operands[0].str(), {0});
+  ctx.results = {ctx.operands[0]};
   return Error::success();
 }
 
@@ -57,8 +66,10 @@ AttrSpec bucket() { return {"bucket", AttrKind::Int, AttrValue(int64_t(-1))}; }
 void registerCollectiveOps(BuiltinOps &t) {
   t.add({
       .name = "allreduce_start",
-      .summary = "Starts reducing its buffers (\"sum\" or \"mean\") over all ranks; returns a "
-                 "token for allreduce_wait.",
+      .summary = "Starts reducing its buffers over all ranks (\"sum\"; \"mean\": each rank's "
+                 "scaled by its share of the batch first; \"mean_deferred\": by its share times "
+                 "the rank count, the division by the rank count left to the consumers); returns "
+                 "a token for allreduce_wait.",
       .operands = {{"x", OperandSpec::Variadic}},
       .attrs = {reduction(), bucket()},
       .fusion = FusionClass::Opaque,
@@ -78,6 +89,18 @@ void registerCollectiveOps(BuiltinOps &t) {
       .collective = true,
       .inferShape = inferWait,
       .role = OpRole::Backward,
+      .internal = true,
+  });
+  // What a deferred mean divides by (fuse-updates reads it into the update).
+  t.add({
+      .name = "rank_count",
+      .summary = "The number of ranks of the run, as a scalar of its operand's type (the "
+                 "operand's value is not read).",
+      .operands = {shapeOnly("like")},
+      .attrs = {},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferRankCount,
+      .role = OpRole::Update,
       .internal = true,
   });
 }

@@ -23,7 +23,7 @@ bool isNonDifferentiable(const ir::OpDef &def) {
   static const std::set<std::string> others = {
       "accuracy",       "fill",           "one_hot",       "sum_like",
       "reshape_like",   "allreduce_start", "allreduce_wait", "batchnorm_fold", "fused",
-      "moving_average"};
+      "moving_average", "rank_count"};
   return def.name.find("_backward") != std::string::npos || endsWith(def.name, "_update") ||
          endsWith(def.name, "_coefficients") || others.count(def.name) != 0;
 }
