@@ -47,20 +47,24 @@ constexpr int64_t kMaxPieces = 16;
 
 class JitBackend final : public runtime::HostBackend {
 public:
-  explicit JitBackend(const runtime::BackendOptions &o) : cacheDir_(kernelCacheDir(o.kernelCache)) {}
+  explicit JitBackend(const runtime::BackendOptions &o)
+      : cacheDir_(kernelCacheDir(o.kernelCache)) {}
   std::string_view name() const override { return kBackendName; }
   const std::string &cacheDir() const { return cacheDir_; }
 
-  // "jit: 52 kernels, 40 compiled and 12 loaded from DIR, in 0.61 s".
+  // "jit: 52 kernels, 40 compiled and 12 loaded from DIR, in 0.61 s (steps
+  // waited 0.20 s for them)": the seconds of the compile threads, and those
+  // the steps spent waiting for a kernel's code.
   std::string summary() const override {
     CompileStats s = compileStats();
     if (s.compiled + s.loaded == 0) return "";
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.2f", s.seconds);
+    char seconds[96];
+    std::snprintf(seconds, sizeof seconds, "%.2f s (steps waited %.2f s for them)", s.seconds,
+                  waitedSeconds());
     return "jit: " + std::to_string(s.compiled + s.loaded) + " kernels, " +
            std::to_string(s.compiled) + " compiled and " + std::to_string(s.loaded) +
            " loaded from " + (cacheDir_.empty() ? std::string("no cache") : cacheDir_) + ", in " +
-           seconds + " s";
+           seconds;
   }
 
 private:
@@ -80,9 +84,9 @@ void warnOnce(const std::string &key, const std::string &message) {
 class FusedKernel final : public runtime::Kernel {
 public:
   // Operands and results in `in` and `out`, as the plan asks.
-  FusedKernel(const runtime::KernelRequest &r, LoopPlan plan, KernelFn fn,
+  FusedKernel(const runtime::KernelRequest &r, LoopPlan plan, PendingKernel code,
               std::vector<runtime::BufferDesc> in, std::vector<runtime::BufferDesc> out)
-      : Kernel(r), plan_(std::move(plan)), fn_(fn) {
+      : Kernel(r), plan_(std::move(plan)), code_(std::move(code)) {
     in_ = std::move(in);
     out_ = std::move(out);
     markFeedsFirst(*r.op.body());
@@ -118,6 +122,9 @@ public:
   }
 
   Error run(const runtime::KernelArgs &args, runtime::ExecContext &) override {
+    Expected<KernelFn> code = code_.get();
+    if (!code) return code.takeError();
+    fn_ = *code;
     std::vector<void *> ptrs;
     for (const runtime::TensorView &v : args.in) ptrs.push_back(v.data);
     // Reductions add to their results: zero them, padding included.
@@ -168,7 +175,8 @@ private:
       if (const ir::Op *op = v->definingOp())
         for (const ir::Value *o : op->operands()) work.push_back(o);
     }
-    for (size_t i = 0; i < nIn; ++i) feedsFirst_[i] = spansAll(i) && reached.count(body.inputs()[i]);
+    for (size_t i = 0; i < nIn; ++i)
+      feedsFirst_[i] = spansAll(i) && reached.count(body.inputs()[i]);
   }
 
   bool spansAll(size_t tensor) const {
@@ -194,8 +202,7 @@ private:
           part += out_[y].bytes;
         }
       if (rows > 1)
-        fn_(local.data(), plan_.sizes.data(), c * rows / pieces, (c + 1) * rows / pieces, 0,
-            inner);
+        fn_(local.data(), plan_.sizes.data(), c * rows / pieces, (c + 1) * rows / pieces, 0, inner);
       else
         fn_(local.data(), plan_.sizes.data(), 0, 1, c * inner / pieces, (c + 1) * inner / pieces);
     }
@@ -223,7 +230,8 @@ private:
   }
 
   LoopPlan plan_;
-  KernelFn fn_;
+  KernelCode code_;
+  KernelFn fn_ = nullptr;        // code_'s, once it is there
   std::vector<bool> feedsFirst_; // by argument: see allowsReuse
   int64_t pieces_ = 1;
   uint64_t partialBytes_ = 0; // of one piece: every reduction's result
@@ -326,18 +334,27 @@ Expected<KernelShape> shapeOf(const ir::Op &op, const std::vector<runtime::Buffe
   return shape;
 }
 
+// Starts compiling the code of the kernel of `r` over `plan` (the region of
+// its op); where the jit cannot (its module does not load, LLVM's JIT does
+// not start), warns once and fails, and the op goes to the next backend.
+Expected<PendingKernel> startCode(const runtime::KernelRequest &r, const LoopPlan &plan) {
+  const auto *jit = dynamic_cast<const JitBackend *>(&r.backend);
+  Expected<PendingKernel> code =
+      startKernel(*r.op.body(), plan, jit ? jit->cacheDir() : kernelCacheDir(""));
+  if (!code) {
+    warnOnce(plan.key, code.error().message());
+    return Error::make(code.error().message());
+  }
+  return code;
+}
+
 Expected<std::unique_ptr<runtime::Kernel>> makeFused(const runtime::KernelRequest &r) {
   Expected<KernelShape> shape = shapeOf(r.op, r.in, r.out);
   if (!shape) return Error::make(shape.error().message());
-  const auto *jit = dynamic_cast<const JitBackend *>(&r.backend);
-  Expected<KernelFn> fn =
-      compiledKernel(*r.op.body(), shape->plan, jit ? jit->cacheDir() : kernelCacheDir(""));
-  if (!fn) {
-    warnOnce(shape->plan.key, fn.error().message());
-    return Error::make(fn.error().message());
-  }
+  Expected<PendingKernel> code = startCode(r, shape->plan);
+  if (!code) return code.takeError();
   return std::unique_ptr<runtime::Kernel>(new FusedKernel(
-      r, std::move(shape->plan), *fn, std::move(shape->in), std::move(shape->out)));
+      r, std::move(shape->plan), std::move(*code), std::move(shape->in), std::move(shape->out)));
 }
 
 // A fused_update: the region compiled once over one flat buffer per member
@@ -346,12 +363,16 @@ Expected<std::unique_ptr<runtime::Kernel>> makeFused(const runtime::KernelReques
 // before it is written at every element, as in a fused op's in-place result.
 class FusedUpdateKernel final : public runtime::Kernel {
 public:
-  FusedUpdateKernel(const runtime::KernelRequest &r, runtime::UpdateGroups groups, KernelFn fn)
-      : Kernel(r), groups_(std::move(groups)), fn_(fn) {
+  FusedUpdateKernel(const runtime::KernelRequest &r, runtime::UpdateGroups groups,
+                    PendingKernel code)
+      : Kernel(r), groups_(std::move(groups)), code_(std::move(code)) {
     in_ = groups_.descs;
   }
 
   Error run(const runtime::KernelArgs &args, runtime::ExecContext &) override {
+    Expected<KernelFn> code = code_.get();
+    if (!code) return code.takeError();
+    KernelFn fn = *code;
     struct Chunk {
       size_t group;
       int64_t begin, end;
@@ -364,7 +385,8 @@ public:
     // (the parameter and the states, in place).
     std::vector<std::vector<void *>> ptrs(groups_.tensors);
     for (size_t k = 0; k < groups_.tensors; ++k) {
-      for (size_t i = 0; i < groups_.width; ++i) ptrs[k].push_back(args.in[groups_.member(k, i)].data);
+      for (size_t i = 0; i < groups_.width; ++i)
+        ptrs[k].push_back(args.in[groups_.member(k, i)].data);
       for (size_t c = 0; c < groups_.coefficients; ++c)
         ptrs[k].push_back(args.in[groups_.coefficient(c)].data);
       for (size_t i = 0; i < groups_.width; ++i)
@@ -375,14 +397,14 @@ public:
     for (int64_t c = 0; c < n; ++c) {
       const Chunk &ch = chunks[size_t(c)];
       int64_t size = groups_.elements[ch.group];
-      fn_(ptrs[ch.group].data(), &size, 0, 1, ch.begin, ch.end);
+      fn(ptrs[ch.group].data(), &size, 0, 1, ch.begin, ch.end);
     }
     return Error::success();
   }
 
 private:
   runtime::UpdateGroups groups_;
-  KernelFn fn_;
+  KernelCode code_;
 };
 
 // A plan over one group of a fused_update at operand types `in`: every
@@ -403,14 +425,10 @@ Expected<std::unique_ptr<runtime::Kernel>> makeFusedUpdate(const runtime::Kernel
   if (!groups) return groups.takeError();
   Expected<LoopPlan> plan = updatePlan(r.op, typesOf(r.in));
   if (!plan) return Error::make(plan.error().message());
-  const auto *jit = dynamic_cast<const JitBackend *>(&r.backend);
-  Expected<KernelFn> fn =
-      compiledKernel(*r.op.body(), *plan, jit ? jit->cacheDir() : kernelCacheDir(""));
-  if (!fn) {
-    warnOnce(plan->key, fn.error().message());
-    return Error::make(fn.error().message());
-  }
-  return std::unique_ptr<runtime::Kernel>(new FusedUpdateKernel(r, std::move(*groups), *fn));
+  Expected<PendingKernel> code = startCode(r, *plan);
+  if (!code) return code.takeError();
+  return std::unique_ptr<runtime::Kernel>(
+      new FusedUpdateKernel(r, std::move(*groups), std::move(*code)));
 }
 
 // The jit takes a fused_update whose region it can plan.
@@ -441,9 +459,9 @@ Error registerJitBackend() {
     if (Error e = runtime::registerKernel(
             {"fused", kBackendName, t, runtime::LayoutKind::Native, makeFused, claimsFused}))
       return e;
-    if (Error e = runtime::registerKernel({"fused_update", kBackendName, t,
-                                           runtime::LayoutKind::Any, makeFusedUpdate,
-                                           claimsFusedUpdate}))
+    if (Error e =
+            runtime::registerKernel({"fused_update", kBackendName, t, runtime::LayoutKind::Any,
+                                     makeFusedUpdate, claimsFusedUpdate}))
       return e;
   }
   return Error::success();

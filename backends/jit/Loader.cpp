@@ -1,10 +1,11 @@
 // Loads the jit's code generator (libdtnn-jit.so, beside libdtnn) the first
-// time a kernel is compiled, and forwards to it.
+// time a kernel is compiled, and forwards to it; waits for kernels' code.
 #include "backends/jit/Codegen.h"
 
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 
@@ -48,11 +49,44 @@ Expected<const CodegenApi *> codegen() {
 
 } // namespace
 
-Expected<KernelFn> compiledKernel(const ir::Graph &body, const LoopPlan &plan,
-                                  const std::string &cacheDir) {
+Expected<PendingKernel> startKernel(const ir::Graph &body, const LoopPlan &plan,
+                                    const std::string &cacheDir) {
   Expected<const CodegenApi *> api = codegen();
   if (!api) return Error::make(api.error().message());
-  return (*api)->compile(body, plan, cacheDir);
+  PendingKernel pending = (*api)->start(body, plan, cacheDir);
+  if (pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready && !pending.get().fn)
+    return Error::make(pending.get().error);
+  return pending;
+}
+
+namespace {
+std::mutex waitMu;
+double waited = 0;
+} // namespace
+
+KernelCode::~KernelCode() {
+  if (pending_.valid()) pending_.wait();
+}
+
+Expected<KernelFn> KernelCode::get() {
+  if (fn_) return fn_;
+  auto t0 = std::chrono::steady_clock::now();
+  const CompiledKernel &k = pending_.get();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    std::lock_guard<std::mutex> lock(waitMu);
+    waited += seconds;
+  }
+  if (!k.fn)
+    return Error::make("the jit could not compile this kernel (--no-jit runs without it): " +
+                       k.error);
+  fn_ = k.fn;
+  return fn_;
+}
+
+double waitedSeconds() {
+  std::lock_guard<std::mutex> lock(waitMu);
+  return waited;
 }
 
 CompileStats compileStats() {
@@ -61,8 +95,8 @@ CompileStats compileStats() {
   return api ? (*api)->stats() : CompileStats{};
 }
 
-Expected<std::string> kernelIR(const ir::Graph &body, const LoopPlan &plan,
-                               const std::string &name, const std::string &cpu) {
+Expected<std::string> kernelIR(const ir::Graph &body, const LoopPlan &plan, const std::string &name,
+                               const std::string &cpu) {
   Expected<const CodegenApi *> api = codegen();
   if (!api) return Error::make(api.error().message());
   return (*api)->llvmIR(body, plan, name, cpu);

@@ -202,4 +202,35 @@ TEST(JitFused, ThreadSplits) {
   expectJitAgrees(mid, {{ir::DType::F32, {12, 700, 16}}, {ir::DType::F32, {12, 1, 16}}}, 1e-4);
 }
 
+// Eight kernels of one plan, distinct regions (each scale factor is a
+// constant of its code): planning starts all eight on the compile threads at
+// once, and the first run waits for each when it gets to it. Each agrees with
+// the reference interpreter.
+TEST(JitFused, KernelsOfAPlanCompileTogether) {
+  const std::string t = "f32[1,37]";
+  std::string text = "graph @f(%x: " + t + ") -> (";
+  for (int k = 0; k < 8; ++k) text += (k ? ", " : "") + t;
+  text += ") {\n";
+  for (int k = 0; k < 8; ++k)
+    text += "  %" + std::to_string(k) + " = fused %x : " + t + " {\n    (%x0: " + t +
+            ")\n    %0 = scale %x0 {factor=" + std::to_string(k + 1) + ".5} : " + t +
+            "\n    %1 = tanh %0 : " + t + "\n    yield %1\n  }\n";
+  text += "  return %0, %1, %2, %3, %4, %5, %6, %7\n}\n";
+  GraphRunner ref(text, 1, "reference"), jit(text, 2, "jit");
+  ASSERT_TRUE(ref.ok()) << ref.error() << "\n" << text;
+  ASSERT_TRUE(jit.ok()) << jit.error();
+  int onJit = 0;
+  for (const runtime::PlanStep &s : jit.plan()->steps) onJit += s.op && s.backend == "jit";
+  EXPECT_EQ(onJit, 8);
+  std::vector<runtime::Tensor> in = {makeTensor({ir::DType::F32, {1, 37}}, fusedTestValues(37, 3))};
+  std::vector<runtime::Tensor> want = ref.run(in), got = jit.run(in);
+  ASSERT_EQ(want.size(), 8u);
+  ASSERT_EQ(got.size(), 8u);
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::vector<double> w = toDoubles(want[i]), g = toDoubles(got[i]);
+    for (size_t k = 0; k < w.size(); ++k)
+      ASSERT_NEAR(g[k], w[k], 1e-5 * (1 + std::fabs(w[k]))) << "output " << i << " element " << k;
+  }
+}
+
 } // namespace dtnn::test
