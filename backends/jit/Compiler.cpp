@@ -3,11 +3,12 @@
 // by key, and the kernel cache on disk (backends/jit/KernelCache.h). A
 // kernel not yet in the process is loaded from the cache when a valid entry
 // is there, else compiled to an object (and stored there); either way the
-// object is added to the LLJIT. That work runs on compile threads of the
-// module's own, each kernel on one (with a context and target machine of
-// its own), so that the kernels of a plan compile in parallel while the
-// caller goes on; only adding objects to the LLJIT takes turns. Its symbol is named after its key's
-// hash, so that an object compiled by another process links the same way.
+// object is added to the LLJIT. Its symbol is named after its key's hash, so
+// that an object compiled by another process links the same way. That work
+// runs on compile threads of the module's own, each kernel on one (with a
+// context and target machine of its own), so that the kernels of a plan
+// compile in parallel while the caller goes on; only adding objects to the
+// LLJIT takes turns.
 #include "backends/jit/KernelCache.h"
 #include "backends/jit/ModuleBuilder.h"
 
@@ -22,6 +23,8 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
+
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -56,8 +59,10 @@ public:
   void push(std::function<void()> work) {
     std::lock_guard<std::mutex> lock(mu_);
     if (threads_.empty()) {
-      unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-      for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { loop(); });
+      cpu_set_t cpus;
+      int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+      int n = std::clamp(usable, 1, 8);
+      for (int i = 0; i < n; ++i) threads_.emplace_back([this] { loop(); });
     }
     queue_.push_back(std::move(work));
     ready_.notify_one();
