@@ -43,7 +43,8 @@ namespace dtnn::jit {
 namespace {
 
 // The compile threads: as many as the CPUs the process may run on (at most
-// 8), started on first use; work queued when the module goes is dropped.
+// 8), at idle priority, started on first use; work queued when the module
+// goes is dropped.
 class Workers {
 public:
   ~Workers() {
@@ -70,6 +71,11 @@ public:
 
 private:
   void loop() {
+    // Compile at idle priority: the kernels of a run's steps keep the CPUs,
+    // and a compile gets one when they leave it (a step that waits for a
+    // kernel's code leaves its own).
+    sched_param idle{};
+    sched_setscheduler(0, SCHED_IDLE, &idle);
     while (true) {
       std::function<void()> work;
       {
