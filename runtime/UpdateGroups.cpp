@@ -1,16 +1,18 @@
 #include "runtime/UpdateGroups.h"
 
+#include "ir/ops/FusedUpdate.h"
+
 namespace dtnn::runtime {
 
 Expected<UpdateGroups> updateGroups(const KernelRequest &r) {
-  int64_t k = r.op.attrs().getInt("tensors"), s = r.op.attrs().getInt("states");
-  UpdateGroups g;
-  if (k < 1 || s < 0 || r.in.size() < size_t(k) * size_t(2 + s))
+  std::optional<ir::UpdateGroupCounts> counts = ir::fusedUpdateGroups(r.op.attrs(), r.in.size());
+  if (!counts)
     return Error::make("fused_update: its attributes do not fit its " +
                        std::to_string(r.in.size()) + " operands");
-  g.tensors = size_t(k);
-  g.width = size_t(2 + s);
-  g.coefficients = r.in.size() - g.tensors * g.width;
+  UpdateGroups g;
+  g.tensors = counts->tensors;
+  g.width = counts->width();
+  g.coefficients = counts->coefficients;
   g.descs = r.in;
   for (size_t t = 0; t < g.tensors; ++t) {
     const BufferDesc &param = r.in[g.member(t, 0)];

@@ -9,6 +9,7 @@
 
 #include "backends/jit/Codegen.h"
 #include "ir/ops/FusedActivation.h"
+#include "ir/ops/FusedUpdate.h"
 #include "runtime/BackendRegistry.h"
 #include "runtime/KernelRegistry.h"
 #include "runtime/UpdateGroups.h"
@@ -367,20 +368,15 @@ public:
                     PendingKernel code)
       : Kernel(r), groups_(std::move(groups)), code_(std::move(code)) {
     in_ = groups_.descs;
+    for (size_t k = 0; k < groups_.tensors; ++k)
+      for (int64_t b = 0; b < groups_.elements[k]; b += kMinChunk)
+        chunks_.push_back({k, b, std::min(groups_.elements[k], b + kMinChunk)});
   }
 
   Error run(const runtime::KernelArgs &args, runtime::ExecContext &) override {
     Expected<KernelFn> code = code_.get();
     if (!code) return code.takeError();
     KernelFn fn = *code;
-    struct Chunk {
-      size_t group;
-      int64_t begin, end;
-    };
-    std::vector<Chunk> chunks;
-    for (size_t k = 0; k < groups_.tensors; ++k)
-      for (int64_t b = 0; b < groups_.elements[k]; b += kMinChunk)
-        chunks.push_back({k, b, std::min(groups_.elements[k], b + kMinChunk)});
     // Per group: its members, the coefficients, then where each yield goes
     // (the parameter and the states, in place).
     std::vector<std::vector<void *>> ptrs(groups_.tensors);
@@ -392,10 +388,10 @@ public:
       for (size_t i = 0; i < groups_.width; ++i)
         if (i != 1) ptrs[k].push_back(args.in[groups_.member(k, i)].data);
     }
-    int64_t n = int64_t(chunks.size());
+    int64_t n = int64_t(chunks_.size());
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < n; ++c) {
-      const Chunk &ch = chunks[size_t(c)];
+      const Chunk &ch = chunks_[size_t(c)];
       int64_t size = groups_.elements[ch.group];
       fn(ptrs[ch.group].data(), &size, 0, 1, ch.begin, ch.end);
     }
@@ -403,20 +399,25 @@ public:
   }
 
 private:
+  // The work the threads share: a range of one group's elements each.
+  struct Chunk {
+    size_t group;
+    int64_t begin, end;
+  };
   runtime::UpdateGroups groups_;
   KernelCode code_;
+  std::vector<Chunk> chunks_;
 };
 
 // A plan over one group of a fused_update at operand types `in`: every
 // member flat, at a size that only stands for any (the code takes sizes at
 // run time), and the coefficients.
 Expected<LoopPlan> updatePlan(const ir::Op &op, const std::vector<ir::TensorType> &in) {
-  int64_t k = op.attrs().getInt("tensors"), s = op.attrs().getInt("states");
-  if (!op.body() || k < 1 || s < 0 || in.size() < size_t(k * (2 + s)))
+  std::optional<ir::UpdateGroupCounts> g = ir::fusedUpdateGroups(op.attrs(), in.size());
+  if (!op.body() || !g)
     return Error::make("'fused_update' has no region or its operands do not fit it");
-  size_t width = size_t(2 + s);
-  std::vector<ir::TensorType> args(width, ir::TensorType(in[0].dtype, {kMinChunk}));
-  args.insert(args.end(), in.begin() + k * int64_t(width), in.end());
+  std::vector<ir::TensorType> args(g->width(), ir::TensorType(in[0].dtype, {kMinChunk}));
+  args.insert(args.end(), in.end() - int64_t(g->coefficients), in.end());
   return planLoops(*op.body(), args);
 }
 

@@ -10,6 +10,7 @@
 // over their whole buffers, with the per-step coefficients shared.
 #include "ir/IR.h"
 #include "ir/OpTable.h"
+#include "ir/ops/FusedUpdate.h"
 #include "ir/ops/ShapeUtil.h"
 
 #include <map>
@@ -41,7 +42,7 @@ Error verifyFusedBody(const Graph &body) {
     if (d.fusion == FusionClass::Opaque)
       why = "its fusion class is opaque";
     else if (!d.pure())
-      why = d.random ? "it draws random numbers"
+      why = d.random       ? "it draws random numbers"
             : d.collective ? "it takes part in a collective"
                            : "it writes an operand in place";
     else if (op->body())
@@ -52,28 +53,12 @@ Error verifyFusedBody(const Graph &body) {
   return Error::success();
 }
 
-// The groups of a fused_update: `tensors` groups of a parameter, its
-// gradient and `states` state buffers, then the coefficients.
-struct UpdateGroups {
-  size_t tensors = 0, states = 0, coefficients = 0;
-  size_t width() const { return 2 + states; }
-};
-
-// The groups that n operands make under these attributes; nothing when they
-// do not fit.
-std::optional<UpdateGroups> updateGroups(const AttrMap &attrs, size_t n) {
-  int64_t k = attrs.getInt("tensors"), s = attrs.getInt("states");
-  if (k < 1 || s < 0 || n < size_t(k) * size_t(2 + s)) return std::nullopt;
-  UpdateGroups g{size_t(k), size_t(s), 0};
-  g.coefficients = n - g.tensors * g.width();
-  return g;
-}
-
 // Which operand each of n is: per group the parameter, the gradient and the
 // states, then the coefficients.
-std::vector<const OperandSpec *> bindUpdateGroups(const OpDef &def, const AttrMap &attrs, size_t n) {
+std::vector<const OperandSpec *> bindUpdateGroups(const OpDef &def, const AttrMap &attrs,
+                                                  size_t n) {
   std::vector<const OperandSpec *> specs;
-  std::optional<UpdateGroups> g = updateGroups(attrs, n);
+  std::optional<UpdateGroupCounts> g = fusedUpdateGroups(attrs, n);
   if (!g) return specs;
   for (size_t k = 0; k < g->tensors; ++k) {
     specs.push_back(&def.operands[0]);
@@ -97,16 +82,16 @@ TensorType flatType(const TensorType &t) {
 // coefficients, yields the new parameter and states at those types.
 Error inferFusedUpdate(InferCtx &ctx) {
   if (!ctx.body) return ctx.fail("'fused_update' has no region");
-  std::optional<UpdateGroups> g = updateGroups(ctx.attrs, ctx.operands.size());
+  std::optional<UpdateGroupCounts> g = fusedUpdateGroups(ctx.attrs, ctx.operands.size());
   if (!g)
     return ctx.fail("'fused_update' needs tensors >= 1 groups of 2 + states operands, got " +
-                    std::to_string(ctx.operands.size()) + " operands for tensors=" +
-                    std::to_string(ctx.attrs.getInt("tensors")) +
+                    std::to_string(ctx.operands.size()) +
+                    " operands for tensors=" + std::to_string(ctx.attrs.getInt("tensors")) +
                     ", states=" + std::to_string(ctx.attrs.getInt("states")));
   if (ctx.body->outputs().size() != 1 + g->states)
     return ctx.fail("the region of 'fused_update' yields " +
-                    std::to_string(ctx.body->outputs().size()) + " values, but each group updates " +
-                    std::to_string(1 + g->states));
+                    std::to_string(ctx.body->outputs().size()) +
+                    " values, but each group updates " + std::to_string(1 + g->states));
   const std::vector<TensorType> &ops = ctx.operands;
   size_t firstCoefficient = g->tensors * g->width();
   for (size_t k = 0; k < g->tensors; ++k) {
@@ -154,6 +139,14 @@ Error verifyUpdateBody(const Graph &body) {
 }
 
 } // namespace
+
+std::optional<UpdateGroupCounts> fusedUpdateGroups(const AttrMap &attrs, size_t operands) {
+  int64_t k = attrs.getInt("tensors"), s = attrs.getInt("states");
+  if (k < 1 || s < 0 || operands < size_t(k) * size_t(2 + s)) return std::nullopt;
+  UpdateGroupCounts g{size_t(k), size_t(s), 0};
+  g.coefficients = operands - g.tensors * g.width();
+  return g;
+}
 
 void registerFusedOps(BuiltinOps &t) {
   t.add({
