@@ -265,8 +265,8 @@ private:
     if (auto *c = dynamic_cast<P::OrExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
     if (auto *c = dynamic_cast<P::PipeExprContext *>(ctx)) {
       P::CalleeContext *callee = c->callee();
-      auto e = make(Expr::Kind::Call, loc(callee->ID()));
-      e->text = callee->ID()->getText();
+      auto e = make(Expr::Kind::Call, loc(callee->name));
+      e->text = callee->name->getText();
       e->piped = true;
       e->args.push_back({"", loc(c->expr()->getStart()), expr(c->expr())});
       if (callee->argList()) args(callee->argList(), e->args);
@@ -320,7 +320,7 @@ private:
     }
     if (auto *c = dynamic_cast<P::CallExprContext *>(ctx)) {
       auto e = make(Expr::Kind::Call, l);
-      e->text = c->ID()->getText();
+      e->text = c->name->getText();
       if (c->argList()) args(c->argList(), e->args);
       return e;
     }

@@ -1,7 +1,8 @@
 // Compile-time builtin functions: shape queries on tensors (channels, dim,
 // rank), sequence helpers (len, range, zip, enumerate, sum), and numeric helpers (min, max,
 // abs, int, float, round, floor, ceil, and the math of width formulas: log,
-// exp, sqrt, pow). Those that build ops are in TensorBuiltins.cpp.
+// exp, sqrt, rsqrt, erf, pow). Those that build ops are in TensorBuiltins.cpp,
+// the math functions too when given a tensor.
 #include "frontend/Elaborator.h"
 
 #include <algorithm>
@@ -12,6 +13,12 @@ namespace dtnn::frontend {
 Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args) {
   if (name == "identity" || name == "chunk" || name == "adaptive_avgpool" || name == "mean")
     return callTensorBuiltin(name, loc, args);
+  if (isTensorMath(name))
+    for (const EvArg &a : args)
+      if (a.value.kind == Val::Kind::Tensor) return callTensorMath(name, loc, args);
+  if (name == "var" || ((name == "sum" || name == "max") && !args.empty() &&
+                        args[0].value.kind == Val::Kind::Tensor))
+    return callTensorReduction(name, loc, args);
   for (const EvArg &a : args)
     if (!a.name.empty()) {
       error(a.loc, "builtin '" + name + "' takes no named arguments");
@@ -174,7 +181,7 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
       }
     return power(loc, args[0].value, args[1].value);
   }
-  if (name == "log" || name == "exp" || name == "sqrt") {
+  if (name == "log" || name == "exp" || name == "sqrt" || name == "rsqrt" || name == "erf") {
     // log(x) is the natural logarithm and log(x, base) another, as Python's math.log.
     if (!arity(1, name == "log" ? 2 : 1)) return Val::poison();
     for (const EvArg &a : args) {
@@ -185,7 +192,11 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
       warnTruncated(a.value, loc);
     }
     double x = args[0].value.asDouble();
-    double r = name == "exp" ? std::exp(x) : name == "sqrt" ? std::sqrt(x) : std::log(x);
+    double r = name == "exp"     ? std::exp(x)
+               : name == "sqrt"  ? std::sqrt(x)
+               : name == "rsqrt" ? 1 / std::sqrt(x)
+               : name == "erf"   ? std::erf(x)
+                                 : std::log(x);
     if (args.size() == 2) r /= std::log(args[1].value.asDouble());
     if (!std::isfinite(r)) {
       std::string call = name + "(" + describe(args[0].value) +

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct EvArg {
   SourceLoc loc;
   Val value;
 };
+
+// Whether builtin `name` is a math function that makes an op when given a tensor.
+bool isTensorMath(const std::string &name);
 
 class Elaborator {
 public:
@@ -87,6 +91,10 @@ private:
   // exponent (overflow is an error), a float otherwise.
   Val power(const SourceLoc &loc, const Val &a, const Val &b);
   Val meanOver(const SourceLoc &loc, const Val &x, const EvArg &axes, bool keepdim);
+  std::optional<std::vector<int64_t>> axesOf(const std::string &name, const Val &x,
+                                             const EvArg &axesArg);
+  Val reduceOver(const std::string &name, const SourceLoc &loc, const Val &x,
+                 const std::vector<int64_t> &axes, bool keepdim, int64_t correction);
   Val adaptivePool1d(const SourceLoc &loc, const Val &x, int64_t axis, int64_t out);
   // Warns when `v` is an int from a '/' of two ints that dropped a remainder
   // and now meets a float at `loc`: Python's '/' would not have dropped it.
@@ -101,6 +109,10 @@ private:
   // Builtins that build tensors from ops: identity, chunk, adaptive_avgpool, mean
   // (TensorBuiltins.cpp).
   Val callTensorBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
+  // sqrt, rsqrt, exp, log, erf and pow given a tensor: their ops (TensorBuiltins.cpp).
+  Val callTensorMath(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
+  // sum, max and var given a tensor: reductions over axes (TensorBuiltins.cpp).
+  Val callTensorReduction(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
   bool normalizeSlice(const std::vector<Val> &tensors, ir::AttrMap &values,
                       const std::map<std::string, SourceLoc> &argLocs, const SourceLoc &loc);
   // Creates the op (and reports shape errors with notes); returns its results.

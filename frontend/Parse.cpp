@@ -54,6 +54,12 @@ std::string rewriteSyntaxMessage(std::string msg, const std::string &found) {
   };
   replaceAll(msg, "'<EOF>'", "end of file");
   replaceAll(msg, "<EOF>", "end of file");
+  // Where an expression may start, `var` is only the variance builtin's name (`var(x, 1)`):
+  // the names (ID) that are expected say it. It stays among a statement's keywords.
+  if (msg.find("'let'") == std::string::npos) {
+    replaceAll(msg, "'var', ", "");
+    replaceAll(msg, "{ID}", "ID");
+  }
   const std::string mismatched = "mismatched input ", extraneous = "extraneous input ";
   size_t exp = msg.find(" expecting ");
   if (msg.rfind(mismatched, 0) == 0 && exp != std::string::npos)

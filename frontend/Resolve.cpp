@@ -15,9 +15,10 @@ namespace dtnn::frontend {
 
 const std::vector<std::string> &builtinFunctionNames() {
   static const std::vector<std::string> names = {
-      "abs",  "adaptive_avgpool", "ceil", "channels", "chunk", "dim",   "exp",  "float",
-      "floor", "identity",        "int",  "len",      "log",   "max",   "mean", "min",
-      "pow",  "range",            "rank", "round",    "sqrt",  "sum",   "zip",  "enumerate"};
+      "abs",   "adaptive_avgpool", "ceil", "channels", "chunk", "dim",   "erf",  "exp",
+      "float", "floor",            "identity", "int",  "len",   "log",   "max",  "mean",
+      "min",   "pow",              "range", "rank",    "round", "rsqrt", "sqrt", "sum",
+      "var",   "zip",   "enumerate"};
   return names;
 }
 

@@ -2,10 +2,16 @@
 // and dtnn needs no op of its own for: identity (nn.Identity), chunk
 // (torch.chunk, ShuffleNet's channel split), adaptive_avgpool
 // (nn.AdaptiveAvgPool2d, with torch's windows) and mean over axes
-// (ShuffleNet's x.mean([2, 3]), torch's x.mean(dims, keepdim)).
+// (ShuffleNet's x.mean([2, 3]), torch's x.mean(dims, keepdim)); and the
+// math builtins given a tensor (torch.sqrt, torch.rsqrt, torch.exp,
+// torch.log, torch.erf, torch.pow with a number exponent).
 #include "frontend/Elaborator.h"
 
 #include "ir/OpTable.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
 
 namespace dtnn::frontend {
 
@@ -18,6 +24,53 @@ ir::AttrMap attrsOf(std::initializer_list<std::pair<const char *, ir::AttrValue>
 }
 
 } // namespace
+
+bool isTensorMath(const std::string &name) {
+  return name == "sqrt" || name == "rsqrt" || name == "exp" || name == "log" || name == "erf" ||
+         name == "pow";
+}
+
+// sqrt(x), rsqrt(x), exp(x), erf(x), log(x) and log(x, base), pow(x, p) with
+// x a tensor and base and p numbers.
+Val Elaborator::callTensorMath(const std::string &name, const SourceLoc &loc,
+                               std::vector<EvArg> &args) {
+  auto fail = [&](const SourceLoc &at, const std::string &message) {
+    error(at, message);
+    return Val::poison();
+  };
+  for (const EvArg &a : args)
+    if (!a.name.empty()) return fail(a.loc, "builtin '" + name + "' takes no named arguments");
+  size_t want = name == "pow" ? 2 : name == "log" ? args.size() : 1;
+  if (args.size() != want || args.size() > 2)
+    return fail(loc, "'" + name + "' of a tensor takes " +
+                         (name == "pow"   ? std::string("a tensor and a number exponent")
+                          : name == "log" ? std::string("a tensor and optionally a number base")
+                                          : std::string("one tensor")) +
+                         ", got " + std::to_string(args.size()) +
+                         (args.size() == 1 ? " argument" : " arguments"));
+  if (args[0].value.kind != Val::Kind::Tensor)
+    return fail(args[0].loc, "'" + name + "' takes the tensor first, got " +
+                                 describe(args[0].value) +
+                                 (name == "pow" ? "; for a number to a tensor's power write "
+                                                  "exp(x * log(base))"
+                                                : ""));
+  if (args.size() == 2 && !args[1].value.isNumber())
+    return fail(args[1].loc, "'" + name + "' takes a number " +
+                                 (name == "pow" ? "exponent" : "base") + ", got " +
+                                 describe(args[1].value) +
+                                 (name == "pow" ? "; for a tensor exponent write exp(p * log(x))"
+                                                : ""));
+  const ir::OpTable &ops = ir::OpTable::get();
+  ir::AttrMap attrs;
+  if (name == "pow") attrs.set("exponent", ir::AttrValue(args[1].value.asDouble()));
+  Val y = emitOp(*ops.lookup(name), loc, {args[0].value}, {}, std::move(attrs));
+  if (name != "log" || args.size() == 1 || y.isPoison()) return y;
+  double lnBase = std::log(args[1].value.asDouble());
+  if (!std::isfinite(1 / lnBase) || !std::isfinite(lnBase))
+    return fail(args[1].loc, "log base " + describe(args[1].value) + " is not a positive number "
+                             "other than 1");
+  return emitOp(*ops.lookup("scale"), loc, {y}, {}, attrsOf({{"factor", ir::AttrValue(1 / lnBase)}}));
+}
 
 Val Elaborator::callTensorBuiltin(const std::string &name, const SourceLoc &loc,
                                   std::vector<EvArg> &args) {
@@ -151,42 +204,55 @@ Val Elaborator::adaptivePool1d(const SourceLoc &loc, const Val &x, int64_t axis,
   return emitOp(*ops.lookup("concat"), loc, parts, {}, attrsOf({{"axis", ir::AttrValue(axis)}}));
 }
 
-// mean(x, axes) as torch's x.mean(axes): the axes may be any but the batch axis, in any order,
-// negative ones counting from the end. Over the two spatial axes of [N, C, H, W] it is a
-// global_avgpool; otherwise the kept axes are moved to the front, the averaged ones reshaped
-// into one, and a global_avgpool averages that.
-Val Elaborator::meanOver(const SourceLoc &loc, const Val &x, const EvArg &axesArg, bool keep) {
-  const ir::OpTable &ops = ir::OpTable::get();
+// The axes `axesArg` names of x for builtin `name`: an axis or a list, negative ones counting
+// from the end, none twice; sorted. Reports an error and returns nothing when they are not.
+std::optional<std::vector<int64_t>> Elaborator::axesOf(const std::string &name, const Val &x,
+                                                       const EvArg &axesArg) {
   const ir::TensorType &type = x.tensor->type();
   int64_t rank = static_cast<int64_t>(type.rank());
   const Val &axes = axesArg.value;
   std::vector<Val> given = axes.isSequence() ? axes.items() : std::vector<Val>{axes};
-  std::vector<bool> averaged(static_cast<size_t>(rank), false);
+  std::vector<bool> chosen(static_cast<size_t>(rank), false);
   for (const Val &a : given) {
     if (a.kind != Val::Kind::Int) {
-      error(axesArg.loc, "'mean' expects an axis or a list of axes, got " + describe(axes));
-      return Val::poison();
+      error(axesArg.loc, "'" + name + "' expects an axis or a list of axes, got " + describe(axes));
+      return std::nullopt;
     }
     int64_t i = a.i < 0 ? a.i + rank : a.i;
     if (i < 0 || i >= rank) {
       error(axesArg.loc, "axis " + std::to_string(a.i) + " is out of range for " + type.str());
-      return Val::poison();
+      return std::nullopt;
     }
-    if (i == 0 || type.dims[static_cast<size_t>(i)] == ir::kDynamic) {
-      error(axesArg.loc, "'mean' averages within each sample; axis " + std::to_string(a.i) +
-                             " of " + type.str() + " is the batch");
-      return Val::poison();
-    }
-    if (averaged[static_cast<size_t>(i)]) {
+    if (chosen[static_cast<size_t>(i)]) {
       error(axesArg.loc, "axis " + std::to_string(a.i) + " is given twice in " + describe(axes));
-      return Val::poison();
+      return std::nullopt;
     }
-    averaged[static_cast<size_t>(i)] = true;
+    chosen[static_cast<size_t>(i)] = true;
   }
   if (given.empty()) {
-    error(axesArg.loc, "'mean' needs at least one axis");
-    return Val::poison();
+    error(axesArg.loc, "'" + name + "' needs at least one axis");
+    return std::nullopt;
   }
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < rank; ++i)
+    if (chosen[static_cast<size_t>(i)]) out.push_back(i);
+  return out;
+}
+
+// mean(x, axes) as torch's x.mean(axes): the axes may be any, in any order, negative ones
+// counting from the end. Over the two spatial axes of [N, C, H, W] it is a global_avgpool;
+// over others within each sample, the kept axes are moved to the front, the averaged ones
+// reshaped into one, and a global_avgpool averages that; over the batch axis, a reduce_sum
+// divided by the count (reduceOver).
+Val Elaborator::meanOver(const SourceLoc &loc, const Val &x, const EvArg &axesArg, bool keep) {
+  const ir::OpTable &ops = ir::OpTable::get();
+  const ir::TensorType &type = x.tensor->type();
+  int64_t rank = static_cast<int64_t>(type.rank());
+  std::optional<std::vector<int64_t>> chosen = axesOf("mean", x, axesArg);
+  if (!chosen) return Val::poison();
+  if (chosen->front() == 0) return reduceOver("mean", loc, x, *chosen, keep, 0);
+  std::vector<bool> averaged(static_cast<size_t>(rank), false);
+  for (int64_t i : *chosen) averaged[static_cast<size_t>(i)] = true;
   std::vector<int64_t> perm, keptShape = {-1}, keepdimShape = {-1};
   int64_t keptCount = 1, averagedCount = 1;
   for (int64_t i = 0; i < rank; ++i)
@@ -221,6 +287,100 @@ Val Elaborator::meanOver(const SourceLoc &loc, const Val &x, const EvArg &axesAr
   if (!moved.isPoison()) pooled = emitOp(*ops.lookup("global_avgpool"), loc, {moved}, {}, {});
   if (pooled.isPoison()) return pooled;
   return reshape(pooled, keep ? keepdimShape : keptShape);
+}
+
+// sum, max, mean and var of x over `axes` (sorted, from axesOf), as torch's x.sum(axes),
+// x.amax(axes), x.mean(axes) and x.var(axes, correction=c): a reduce_sum or reduce_max, which
+// keeps the axes as dimensions of size 1; the mean divides by the count of the elements each
+// result sums (count_like, known at run time when the batch axis is among them); the variance
+// is the sum of squares about that mean divided by the count less `correction`. Without keepdim
+// a reshape drops the axes.
+Val Elaborator::reduceOver(const std::string &name, const SourceLoc &loc, const Val &x,
+                           const std::vector<int64_t> &axes, bool keep, int64_t correction) {
+  const ir::OpTable &ops = ir::OpTable::get();
+  ir::AttrMap axesAttr = attrsOf({{"axes", ir::AttrValue(axes)}});
+  auto op = [&](const char *opName, std::vector<Val> in, ir::AttrMap attrs = {}) {
+    for (const Val &v : in)
+      if (v.isPoison()) return v;
+    return emitOp(*ops.lookup(opName), loc, in, {}, std::move(attrs));
+  };
+  auto meanOf = [&](const Val &v) {
+    Val sum = op("reduce_sum", {v}, axesAttr);
+    return op("div", {sum, op("count_like", {v, sum})});
+  };
+  Val r;
+  if (name == "sum") r = op("reduce_sum", {x}, axesAttr);
+  else if (name == "max") r = op("reduce_max", {x}, axesAttr);
+  else if (name == "mean") r = meanOf(x);
+  else {
+    Val d = op("sub", {x, meanOf(x)});
+    Val sq = op("reduce_sum", {op("mul", {d, d})}, axesAttr);
+    r = op("div", {sq, op("count_like", {x, sq},
+                          attrsOf({{"offset", ir::AttrValue(double(-correction))}}))});
+  }
+  if (r.isPoison() || keep) return r;
+  const ir::TensorType &type = x.tensor->type();
+  std::vector<int64_t> shape;
+  for (size_t i = 0; i < type.rank(); ++i)
+    if (std::find(axes.begin(), axes.end(), int64_t(i)) == axes.end())
+      shape.push_back(type.dims[i] == ir::kDynamic ? -1 : type.dims[i]);
+  return op("reshape", {r}, attrsOf({{"shape", ir::AttrValue(shape)}}));
+}
+
+// sum(x, axes, keepdim=false), max(x, axes, keepdim=false) and
+// var(x, axes, keepdim=false, correction=1) of a tensor x.
+Val Elaborator::callTensorReduction(const std::string &name, const SourceLoc &loc,
+                                    std::vector<EvArg> &args) {
+  std::vector<const EvArg *> pos;
+  const EvArg *keepArg = nullptr, *correctionArg = nullptr;
+  for (const EvArg &a : args) {
+    const EvArg **slot = a.name == "keepdim"                      ? &keepArg
+                         : a.name == "correction" && name == "var" ? &correctionArg
+                                                                   : nullptr;
+    if (a.name.empty()) {
+      pos.push_back(&a);
+    } else if (!slot) {
+      error(a.loc, "'" + name + "' of a tensor has no argument '" + a.name + "'");
+      return Val::poison();
+    } else if (*slot) {
+      error(a.loc, "argument '" + a.name + "' of '" + name + "' is given twice");
+      return Val::poison();
+    } else {
+      *slot = &a;
+    }
+  }
+  if (pos.size() != 2) {
+    error(loc, "'" + name + "' of a tensor takes the tensor and an axis or a list of axes" +
+                   (name == "var" ? ", then keepdim= and correction=" : ", then keepdim=") +
+                   "; got " + std::to_string(pos.size()) +
+                   (pos.size() == 1 ? " positional argument" : " positional arguments"));
+    return Val::poison();
+  }
+  if (pos[0]->value.kind != Val::Kind::Tensor) {
+    error(pos[0]->loc, "'" + name + "' takes the tensor first, got " + describe(pos[0]->value));
+    return Val::poison();
+  }
+  bool keep = false;
+  if (keepArg) {
+    if (keepArg->value.kind != Val::Kind::Bool) {
+      error(keepArg->loc, "'keepdim' of '" + name + "' must be bool, got " + describe(keepArg->value));
+      return Val::poison();
+    }
+    keep = keepArg->value.b;
+  }
+  int64_t correction = 1;
+  if (correctionArg) {
+    if (correctionArg->value.kind != Val::Kind::Int || correctionArg->value.i < 0) {
+      error(correctionArg->loc, "'correction' of 'var' must be an int >= 0 (1 for the unbiased "
+                                "estimate, 0 for the population variance), got " +
+                                    describe(correctionArg->value));
+      return Val::poison();
+    }
+    correction = correctionArg->value.i;
+  }
+  std::optional<std::vector<int64_t>> axes = axesOf(name, pos[0]->value, *pos[1]);
+  if (!axes) return Val::poison();
+  return reduceOver(name, loc, pos[0]->value, *axes, keep, correction);
 }
 
 } // namespace dtnn::frontend

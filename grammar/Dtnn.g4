@@ -82,8 +82,9 @@ expr
   | expr PIPE callee                                       # pipeExpr
   ;
 
-// The right-hand side of a pipe: a layer or block, with optional arguments.
-callee : ID ('(' argList? ')')? ;
+// The right-hand side of a pipe: a layer or block, with optional arguments. `var` names the
+// variance builtin where a call follows it (a statement starting `var NAME =` declares).
+callee : name=(ID | VAR) ('(' argList? ')')? ;
 
 // Operands of expressions.
 primary
@@ -91,7 +92,7 @@ primary
   | FLOAT                                                  # floatLit
   | STRING                                                 # stringLit
   | (TRUE | FALSE)                                         # boolLit
-  | ID '(' argList? ')'                                    # callExpr
+  | name=(ID | VAR) '(' argList? ')'                       # callExpr
   | ID                                                     # nameExpr
   | '(' expr ')'                                           # parenExpr
   | '(' expr ',' (expr (',' expr)*)? ','? ')'              # tupleExpr

@@ -130,6 +130,8 @@ Error registerBuiltinOps() {
   registerNormOps(t);
   registerShapeOps(t);
   registerElementwiseOps(t);
+  registerMathOps(t);
+  registerReduceOps(t);
   registerActivationOps(t);
   registerDropoutOps(t);
   registerEncodingOps(t);

@@ -54,6 +54,8 @@ void registerPoolOps(BuiltinOps &t);
 void registerNormOps(BuiltinOps &t);
 void registerShapeOps(BuiltinOps &t);
 void registerElementwiseOps(BuiltinOps &t);
+void registerMathOps(BuiltinOps &t);
+void registerReduceOps(BuiltinOps &t);
 void registerActivationOps(BuiltinOps &t);
 void registerDropoutOps(BuiltinOps &t);
 void registerEncodingOps(BuiltinOps &t);

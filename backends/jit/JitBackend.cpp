@@ -300,7 +300,7 @@ bool runsOverWholeBuffers(const ir::Graph &body, const LoopPlan &plan,
   for (const std::vector<ir::TensorType> *types : {&inTypes, &outTypes})
     for (const ir::TensorType &t : *types)
       if (t != like.type) return false;
-  return like.bytes == runtime::byteSize(like.type) || !divides(body);
+  return like.bytes == runtime::byteSize(like.type) || !infiniteAtZero(body);
 }
 
 // The kernel shape of fused op `op` whose operands arrive in `in`: it

@@ -21,7 +21,8 @@ const std::set<std::string> &knownOps() {
       "sigmoid_backward",              "tanh",          "tanh_backward",
       "silu",         "silu_backward", "hard_sigmoid",  "hard_sigmoid_backward",
       "hard_swish",   "hard_swish_backward",            "scale",
-      "rsqrt",        "sqrt",          "sum_like"};
+      "rsqrt",        "sqrt",          "exp",           "log",
+      "erf",          "pow",           "sum_like"};
   return ops;
 }
 
@@ -117,9 +118,12 @@ bool plainFollows(const std::vector<LoopDim> &dims, const std::vector<bool> &ful
 
 bool jitKnowsOp(const std::string &name) { return knownOps().count(name) != 0; }
 
-bool divides(const ir::Graph &body) {
-  for (const auto &op : body.ops())
-    if (op->name() == "div") return true;
+bool infiniteAtZero(const ir::Graph &body) {
+  for (const auto &op : body.ops()) {
+    const std::string &n = op->name();
+    if (n == "div" || n == "rsqrt" || n == "log") return true;
+    if (n == "pow" && op->attrs().getFloat("exponent") < 0) return true;
+  }
   return false;
 }
 
@@ -188,8 +192,9 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
   if (!dims) return Error::make(dims.error().message());
   bool arrange = !tag.empty() && tag != "plain";
   if (arrange && blockOf(*dims) > 1 && domain[dims->back().dim] % blockOf(*dims) != 0 &&
-      divides(body))
-    return Error::make("a division would fill the padded lanes of " + tag + " with NaN");
+      infiniteAtZero(body))
+    return Error::make("a division, logarithm or negative power would fill the padded lanes of " +
+                       tag + " with infinities or NaN");
   // Each tensor plain where that is contiguous along the loops, else in the
   // domain's layout at its own type, which is when it spans the blocked
   // dimension (or no dimension is blocked); a tensor of the domain's type

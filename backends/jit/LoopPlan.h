@@ -64,8 +64,9 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
 // The ops the jit has code for.
 bool jitKnowsOp(const std::string &name);
 
-// Whether the region divides: over a layout's padded lanes (zeros) it would
-// leave 0/0 = NaN there, so such a region keeps off padding.
-bool divides(const ir::Graph &body);
+// Whether the region divides, takes a logarithm, an rsqrt or a negative
+// power: over a layout's padded lanes (zeros) it would leave infinities or
+// 0/0 = NaN there, so such a region keeps off padding.
+bool infiniteAtZero(const ir::Graph &body);
 
 } // namespace dtnn::jit

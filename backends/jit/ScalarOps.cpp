@@ -5,6 +5,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <limits>
+#include <vector>
 
 namespace dtnn::jit {
 
@@ -60,6 +61,30 @@ struct Emitter {
     return b.CreateSelect(lt(x, lo), c(0), e);
   }
 
+  // The C library's function `f32` or `f64` (by the element type) of each
+  // element, one call per lane of a vector: what the reference kernels
+  // compute, bit for bit. `extra` is a second argument of every call.
+  Value *libcall(const char *f32, const char *f64, Value *x, Value *extra = nullptr) const {
+    llvm::Type *s = t->getScalarType();
+    std::vector<llvm::Type *> params(extra ? 2 : 1, s);
+    llvm::FunctionCallee fn = m.getOrInsertFunction(
+        s->isDoubleTy() ? f64 : f32, llvm::FunctionType::get(s, params, false));
+    auto one = [&](Value *v) {
+      std::vector<Value *> args{v};
+      if (extra) args.push_back(extra);
+      llvm::CallInst *call = b.CreateCall(fn, args);
+      call->setDoesNotAccessMemory();
+      call->setDoesNotThrow();
+      return static_cast<Value *>(call);
+    };
+    auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(t);
+    if (!vt) return one(x);
+    Value *out = llvm::PoisonValue::get(vt);
+    for (unsigned i = 0; i < vt->getNumElements(); ++i)
+      out = b.CreateInsertElement(out, one(b.CreateExtractElement(x, i)), i);
+    return out;
+  }
+
   Value *sigmoid(Value *x) const { return b.CreateFDiv(c(1), b.CreateFAdd(c(1), exp(b.CreateFNeg(x)))); }
   Value *relu(Value *x) const { return b.CreateSelect(gt(x, 0), x, c(0)); }
   Value *relu6(Value *x) const { return minOf(maxOf(x, 0), 6); }
@@ -99,6 +124,10 @@ struct Emitter {
       return b.CreateFDiv(c(1), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, shifted));
     }
     if (n == "sqrt") return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+    if (n == "exp") return exp(x);
+    if (n == "log") return libcall("logf", "log", x);
+    if (n == "erf") return libcall("erff", "erf", x);
+    if (n == "pow") return libcall("powf", "pow", x, llvm::ConstantFP::get(t->getScalarType(), op.attrs().getFloat("exponent")));
     if (n == "relu") return relu(x);
     if (n == "relu6") return relu6(x);
     if (n == "sigmoid") return sigmoid(x);

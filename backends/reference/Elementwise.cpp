@@ -3,6 +3,7 @@
 // rules accept; integer division truncates and gives 0 for a zero divisor.
 #include "backends/reference/FusedActivation.h"
 #include "backends/reference/KernelUtil.h"
+#include "backends/reference/Reduction.h"
 
 #include <algorithm>
 #include <type_traits>
@@ -31,14 +32,6 @@ template <typename F> void dispatchAny(ir::DType t, F &&f) {
   (table).add(opName, [](const KernelArgs &a) {                                                    \
     dispatchAny(a.out[0].type.dtype, [&](auto tag) { fn<decltype(tag)>(a); });                     \
   })
-
-// Runs body(begin, end) over blocks of [0, n) in parallel; blocks are
-// contiguous so inner loops vectorize.
-template <typename Body> void parallelBlocks(int64_t n, Body &&body) {
-  constexpr int64_t kBlock = 4096;
-  int64_t blocks = (n + kBlock - 1) / kBlock;
-  parallelFor(blocks, [&](int64_t k) { body(k * kBlock, std::min(n, (k + 1) * kBlock)); });
-}
 
 // The operand dimensions of a broadcast, aligned to the output's rank, with
 // size-1 output dimensions dropped and mergeable neighbours merged. Strides
@@ -177,64 +170,6 @@ template <typename T> void scaleKernel(const KernelArgs &a) {
   });
 }
 
-// 1 / sqrt(x + eps), the square root and the quotient each rounded to T.
-template <typename T> void rsqrtKernel(const KernelArgs &a) {
-  T eps = static_cast<T>(a.op->attrs().getFloat("eps"));
-  const T *px = a.in[0].as<T>();
-  T *po = a.out[0].as<T>();
-  parallelBlocks(a.out[0].numel(), [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) po[i] = T(1) / std::sqrt(px[i] + eps);
-  });
-}
-
-// sqrt(x), rounded to T.
-template <typename T> void sqrtKernel(const KernelArgs &a) {
-  const T *px = a.in[0].as<T>();
-  T *po = a.out[0].as<T>();
-  parallelBlocks(a.out[0].numel(), [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) po[i] = std::sqrt(px[i]);
-  });
-}
-
-// One dimension of x in a reduction: its size, element stride, and whether
-// the target type sums it away.
-struct ReduceDim {
-  int64_t size, stride;
-  bool reduced;
-};
-
-// The dimensions of x (rank n) reducing to `like`, with size-1 dimensions
-// dropped and neighbours of the same kind merged.
-std::vector<ReduceDim> planReduce(const std::vector<int64_t> &x, const std::vector<int64_t> &like) {
-  size_t lead = x.size() - like.size();
-  std::vector<ReduceDim> out;
-  int64_t stride = 1;
-  for (size_t i = x.size(); i-- > 0;) {
-    int64_t d = x[i];
-    bool reduced = i < lead || like[i - lead] == 1;
-    if (d != 1) {
-      if (!out.empty() && out.back().reduced == reduced)
-        out.back().size *= d;
-      else
-        out.push_back({d, stride, reduced});
-    }
-    stride *= d;
-  }
-  std::reverse(out.begin(), out.end());
-  // Merged runs keep the stride of their innermost member.
-  return out;
-}
-
-// Offset in x of index `idx` (row-major over dims).
-int64_t offsetOf(int64_t idx, const std::vector<ReduceDim> &dims) {
-  int64_t off = 0;
-  for (size_t d = dims.size(); d-- > 0;) {
-    off += (idx % dims[d].size) * dims[d].stride;
-    idx /= dims[d].size;
-  }
-  return off;
-}
-
 // sum_like: sums x over the dimensions broadcasting added. Each output
 // element sums its inputs in row-major order on one thread, so the result
 // does not depend on the thread count; innermost rows of outputs are split
@@ -243,7 +178,7 @@ int64_t offsetOf(int64_t idx, const std::vector<ReduceDim> &dims) {
 template <typename T> void sumLikeKernel(const KernelArgs &a) {
   const T *px = a.in[0].as<T>();
   T *po = a.out[0].as<T>();
-  std::vector<ReduceDim> dims = planReduce(a.in[0].type.dims, a.in[1].type.dims);
+  std::vector<ReduceDim> dims = planReduce(a.in[0].type.dims, a.out[0].type.dims);
   int64_t vec = 1, red = 1, contig = 1;
   if (!dims.empty() && !dims.back().reduced) {
     vec = dims.back().size;
@@ -286,10 +221,9 @@ void registerElementwiseKernels(KernelTable &t) {
   DTNN_ANY_KERNEL(t, "div", divKernel);
   DTNN_ANY_KERNEL(t, "fill", fillKernel);
   DTNN_ANY_KERNEL(t, "sum_like", sumLikeKernel);
+  DTNN_ANY_KERNEL(t, "reduce_sum", sumLikeKernel); // the same sum, to the result's type
   DTNN_ANY_KERNEL(t, "broadcast_like", broadcastLikeKernel);
   DTNN_REF_KERNEL(t, "scale", scaleKernel);
-  DTNN_REF_KERNEL(t, "rsqrt", rsqrtKernel);
-  DTNN_REF_KERNEL(t, "sqrt", sqrtKernel);
   t.add("count_like", [](const KernelArgs &a) {
     dispatchFloat(a.out[0].type.dtype, [&](auto tag) { countLikeKernel<decltype(tag)>(a); });
   });

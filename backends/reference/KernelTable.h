@@ -52,6 +52,8 @@ void registerNormKernels(KernelTable &t);
 void registerSyncNormKernels(KernelTable &t);
 void registerShapeKernels(KernelTable &t);
 void registerElementwiseKernels(KernelTable &t);
+void registerMathKernels(KernelTable &t);
+void registerReduceKernels(KernelTable &t);
 void registerActivationKernels(KernelTable &t);
 void registerDropoutKernels(KernelTable &t);
 void registerEncodingKernels(KernelTable &t);

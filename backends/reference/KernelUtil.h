@@ -4,6 +4,7 @@
 
 #include "backends/reference/KernelTable.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
@@ -23,6 +24,14 @@ template <typename F> void dispatchFloat(ir::DType t, F &&f) {
 template <typename Body> void parallelFor(int64_t n, Body &&body) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) body(i);
+}
+
+// Runs body(begin, end) over blocks of [0, n) in parallel; blocks are
+// contiguous so inner loops vectorize.
+template <typename Body> void parallelBlocks(int64_t n, Body &&body) {
+  constexpr int64_t kBlock = 4096;
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  parallelFor(blocks, [&](int64_t k) { body(k * kBlock, std::min(n, (k + 1) * kBlock)); });
 }
 
 // Reads a scalar operand (learning rate, step count) of any numeric type.

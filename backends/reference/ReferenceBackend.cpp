@@ -99,7 +99,8 @@ Error registerReferenceBackend() {
   KernelTable t(runtime::KernelRegistry::get());
   for (auto *family :
        {registerConvKernels, registerDenseKernels, registerPoolKernels, registerNormKernels,
-        registerSyncNormKernels, registerShapeKernels, registerElementwiseKernels,
+        registerSyncNormKernels, registerShapeKernels, registerElementwiseKernels, registerMathKernels,
+        registerReduceKernels,
         registerActivationKernels, registerDropoutKernels, registerEncodingKernels,
         registerLossKernels, registerOptimizerKernels, registerCollectiveKernels,
         registerFusedKernels})

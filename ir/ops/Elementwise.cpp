@@ -1,4 +1,4 @@
-// Binary arithmetic with numpy broadcasting (add, sub, mul, div), rsqrt, sqrt, and
+// Binary arithmetic with numpy broadcasting (add, sub, mul, div), and
 // the generic helpers that gradient rules of every family build on: fill,
 // scale, sum_like (the reverse of broadcasting) and broadcast_like. A `?` dimension
 // broadcasts against `?` or 1 only.
@@ -112,40 +112,6 @@ Error inferCountLike(InferCtx &ctx) {
     return ctx.fail("count_like offset must be a finite number");
   ctx.results = {like};
   return Error::success();
-}
-
-// Operand: x of a floating-point type; eps must be a finite number >= 0.
-Error inferRsqrt(InferCtx &ctx) {
-  if (!isFloatType(ctx.operands[0].dtype))
-    return ctx.fail("rsqrt expects a floating-point input, got " + ctx.operands[0].str(), {0});
-  double eps = ctx.attrs.getFloat("eps");
-  if (!(eps >= 0) || !std::isfinite(eps)) return ctx.fail("rsqrt eps must be a finite number >= 0");
-  return sameAsFirstOperand(ctx);
-}
-
-// Operand: x of a floating-point type.
-Error inferSqrt(InferCtx &ctx) {
-  if (!isFloatType(ctx.operands[0].dtype))
-    return ctx.fail("sqrt expects a floating-point input, got " + ctx.operands[0].str(), {0});
-  return sameAsFirstOperand(ctx);
-}
-
-// y = sqrt(x), so dx = dy / (2 y).
-Error sqrtGrad(GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
-  Value *half = ctx.b.create1("scale", {ctx.dy[0]}, attrs({{"factor", 0.5}}));
-  ctx.dx[0] = half ? ctx.b.create1("div", {half, ctx.op.result(0)}) : nullptr;
-  return ctx.dx[0] ? Error::success() : ctx.b.takeError();
-}
-
-// y = (x + eps)^(-1/2), so dx = dy * -y^3 / 2.
-Error rsqrtGrad(GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
-  Value *y = ctx.op.result(0);
-  Value *cube = ctx.b.create1("mul", {y, ctx.b.create1("mul", {y, y})});
-  Value *slope = cube ? ctx.b.create1("scale", {cube}, attrs({{"factor", -0.5}})) : nullptr;
-  ctx.dx[0] = slope ? ctx.b.create1("mul", {ctx.dy[0], slope}) : nullptr;
-  return ctx.dx[0] ? Error::success() : ctx.b.takeError();
 }
 
 // The gradient with respect to operand i of a broadcasting op whose result
@@ -295,36 +261,6 @@ void registerElementwiseOps(BuiltinOps &t) {
       .macs = nullptr,
       .layer = std::nullopt,
       .grad = noGrad,
-      .trainForm = "",
-      .role = OpRole::Forward,
-      .internal = true,
-  });
-  // What decompose-batchnorm makes of a batch norm's 1/sqrt(var + eps).
-  t.add({
-      .name = "rsqrt",
-      .summary = "Elementwise 1 / sqrt(x + eps).",
-      .operands = {reusable("x")},
-      .attrs = {{"eps", AttrKind::Float, AttrValue(0.0)}},
-      .fusion = FusionClass::Elementwise,
-      .inferShape = inferRsqrt,
-      .macs = nullptr,
-      .layer = std::nullopt,
-      .grad = rsqrtGrad,
-      .trainForm = "",
-      .role = OpRole::Forward,
-      .internal = true,
-  });
-  // What the fused optimizer updates divide by (Adam's sqrt(v)).
-  t.add({
-      .name = "sqrt",
-      .summary = "Elementwise square root.",
-      .operands = {reusable("x")},
-      .attrs = {},
-      .fusion = FusionClass::Elementwise,
-      .inferShape = inferSqrt,
-      .macs = nullptr,
-      .layer = std::nullopt,
-      .grad = sqrtGrad,
       .trainForm = "",
       .role = OpRole::Forward,
       .internal = true,

@@ -75,6 +75,24 @@ TEST(GradElementwise, Sqrt) {
                        opts);
 }
 
+// The math ops' gradients: exp (dy y), log (dy / x, away from its pole),
+// erf (dy 2/sqrt(pi) e^(-x^2)) and pow by an integer, a fractional and a
+// negative exponent (dy p x^(p-1), x kept positive).
+TEST(GradElementwise, MathOps) {
+  GradCheckOptions opts;
+  opts.ranges["a"] = {0.3, 2.0};
+  for (const std::string op : {"exp", "log", "erf", "pow {exponent=3.0}", "pow {exponent=0.5}",
+                               "pow {exponent=-1.5}"}) {
+    SCOPED_TRACE(op);
+    expectGradientsMatch("graph @f(%a: f64[2,3]) -> f64[2,3] {\n"
+                         "  %0 = " + op.substr(0, op.find(' ')) + " %a" +
+                             (op.find(' ') == std::string::npos ? "" : op.substr(op.find(' '))) +
+                             " : f64[2,3]\n"
+                             "  return %0\n}\n",
+                         opts);
+  }
+}
+
 TEST(GradElementwise, SameOperandTwice) {
   expectGradientsMatch(R"(
 graph @f(%a: f64[2,3]) -> f64[2,3] {

@@ -88,6 +88,9 @@ TEST(JitFused, EveryOp) {
        "%r = add %a, %b : " + t},
       {"%a = mul %x, %x : " + t, "%b = rsqrt %a {eps=0.001} : " + t, "%r = mul %b, %y : " + t},
       {"%a = mul %x, %x : " + t, "%b = sqrt %a : " + t, "%r = mul %b, %y : " + t},
+      {"%a = mul %x, %x : " + t, "%b = log %a : " + t, "%c = erf %x : " + t,
+       "%d = add %b, %c : " + t, "%e = pow %a {exponent=1.5} : " + t, "%f = exp %y : " + t,
+       "%g = mul %e, %f : " + t, "%r = add %d, %g : " + t},
   };
   for (const auto &chain : chains) {
     // div divides by a sigmoid's result, which stays away from 0.

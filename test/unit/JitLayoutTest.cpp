@@ -123,12 +123,12 @@ TEST(JitLayout, PerChannelOperandPlainThroughTheBlock) {
   expectAgrees(convThenFused(32, s, seBackward(t, s), {{"dh", t}, {"ds", s}}), true, 0);
 }
 
-// Padded lanes (40 channels in blocks of 8 or 16): the per-channel operand
+// Padded lanes (36 channels in blocks of 8 or 16): the per-channel operand
 // and the per-channel sums take the blocked layout too.
 TEST(JitLayout, PaddedBlocks) {
-  std::string t = planeType(40), s = channelType(40);
-  expectAgrees(convThenFused(40, s, seBackward(t, s), {{"dh", t}, {"ds", s}}), true, 1);
-  expectAgrees(convThenFused(40, s,
+  std::string t = planeType(36), s = channelType(36);
+  expectAgrees(convThenFused(36, s, seBackward(t, s), {{"dh", t}, {"ds", s}}), true, 1);
+  expectAgrees(convThenFused(36, s,
                              {"%m = mul %h, %s : " + t, "%a = add %m, %dy {act=\"relu\"} : " + t,
                               "%y = sigmoid %a : " + t},
                              {{"y", t}}),
@@ -149,10 +149,29 @@ TEST(JitLayout, SumsAcrossTheLanes) {
 // An operand of another rank, which oneDNN cannot arrange like the planes
 // when lanes are padded: the kernel runs on plain buffers instead.
 TEST(JitLayout, OtherRankFallsBackToPlain) {
-  std::string t = planeType(40), b = "f32[40,1,1]";
-  expectAgrees(convThenFused(40, b, {"%m = mul %h, %s : " + t, "%y = add %m, %dy : " + t},
+  std::string t = planeType(36), b = "f32[36,1,1]";
+  expectAgrees(convThenFused(36, b, {"%m = mul %h, %s : " + t, "%y = add %m, %dy : " + t},
                              {{"y", t}}),
                false, 3);
+}
+
+// The math ops in a block of lanes, the library's log, erf and pow called
+// lane by lane: whole blocks stay blocked; over padded lanes a region that
+// takes a logarithm would fill them with -inf, so it runs on plain buffers,
+// while one that stays finite at zero (erf, exp, a positive power) keeps
+// the blocked layout.
+TEST(JitLayout, MathOps) {
+  for (int64_t c : {32, 36}) {
+    std::string t = planeType(c), s = channelType(c);
+    std::vector<std::string> finite = {"%a = erf %h : " + t, "%b = exp %dy : " + t,
+                                       "%e = pow %h {exponent=2.0} : " + t,
+                                       "%f = add %a, %b : " + t, "%y = mul %f, %e : " + t};
+    expectAgrees(convThenFused(c, s, finite, {{"y", t}}), true, c == 32 ? 0 : 1);
+    std::vector<std::string> logs = {"%e = exp %h : " + t, "%a = mul %h, %h : " + t,
+                                     "%b = add %e, %a : " + t, "%l = log %b : " + t,
+                                     "%y = mul %l, %s : " + t};
+    expectAgrees(convThenFused(c, s, logs, {{"y", t}}), c == 32, c == 32 ? 0 : 3);
+  }
 }
 
 } // namespace dtnn::test

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace dtnn::test {
 
 namespace {
@@ -141,6 +143,29 @@ graph @f(%x: f64[3], %y: f32[2]) -> (f64[3], f32[2]) {
   ASSERT_EQ(outs.size(), 2u);
   expectTensorNear(outs[0], {2, 0.5, 1});
   expectTensorNear(outs[1], {0.5, 4});
+}
+
+// exp, log, erf and pow, in f64 and f32, against the C library's values.
+TEST(RefElementwise, MathOps) {
+  auto outs = runGraph(R"(
+graph @f(%x: f64[3], %y: f32[3]) -> (f64[3], f64[3], f64[3], f64[3], f32[3], f32[3]) {
+  %0 = exp %x : f64[3]
+  %1 = log %x : f64[3]
+  %2 = erf %x : f64[3]
+  %3 = pow %x {exponent=2.5} : f64[3]
+  %4 = erf %y : f32[3]
+  %5 = pow %y {exponent=-2.0} : f32[3]
+  return %0, %1, %2, %3, %4, %5
+}
+)",
+                       {makeTensor(f64({3}), {0.5, 1, 4}), makeTensor(f32({3}), {-1, 0.5, 2})});
+  ASSERT_EQ(outs.size(), 6u);
+  expectTensorNear(outs[0], {std::exp(0.5), std::exp(1.0), std::exp(4.0)});
+  expectTensorNear(outs[1], {std::log(0.5), 0, std::log(4.0)});
+  expectTensorNear(outs[2], {std::erf(0.5), std::erf(1.0), std::erf(4.0)});
+  expectTensorNear(outs[3], {std::pow(0.5, 2.5), 1, 32});
+  expectTensorNear(outs[4], {std::erf(-1.0), std::erf(0.5), std::erf(2.0)});
+  expectTensorNear(outs[5], {1, 4, 0.25});
 }
 
 // sqrt, in f64 and f32.
