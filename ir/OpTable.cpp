@@ -128,6 +128,7 @@ Error registerBuiltinOps() {
   registerDenseOps(t);
   registerPoolOps(t);
   registerNormOps(t);
+  registerLayerNormOps(t);
   registerShapeOps(t);
   registerElementwiseOps(t);
   registerMathOps(t);

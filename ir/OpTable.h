@@ -56,6 +56,7 @@ void registerShapeOps(BuiltinOps &t);
 void registerElementwiseOps(BuiltinOps &t);
 void registerMathOps(BuiltinOps &t);
 void registerReduceOps(BuiltinOps &t);
+void registerLayerNormOps(BuiltinOps &t);
 void registerActivationOps(BuiltinOps &t);
 void registerDropoutOps(BuiltinOps &t);
 void registerEncodingOps(BuiltinOps &t);

@@ -54,6 +54,7 @@ void registerShapeKernels(KernelTable &t);
 void registerElementwiseKernels(KernelTable &t);
 void registerMathKernels(KernelTable &t);
 void registerReduceKernels(KernelTable &t);
+void registerLayerNormKernels(KernelTable &t);
 void registerActivationKernels(KernelTable &t);
 void registerDropoutKernels(KernelTable &t);
 void registerEncodingKernels(KernelTable &t);

@@ -34,6 +34,25 @@ TEST(GradNorm, BatchNormInference2d) {
                        batchNormOptions());
 }
 
+// layernorm over the last axis with gamma and beta, and over the last two
+// without: dx through the recomputed statistics, dgamma and dbeta summed
+// over the leading dimensions.
+TEST(GradNorm, LayerNorm) {
+  GradCheckOptions opts;
+  opts.ranges["gamma"] = {0.5, 1.5};
+  expectGradientsMatch("param @gamma : f64[5] init=ones\n"
+                       "param @beta : f64[5] init=zeros\n"
+                       "graph @f(%x: f64[3,2,5]) -> f64[3,2,5] {\n"
+                       "  %0 = layernorm %x, @gamma, @beta {eps=0.001} : f64[3,2,5]\n"
+                       "  return %0\n"
+                       "}\n",
+                       opts);
+  expectGradientsMatch("graph @f(%x: f64[2,3,4]) -> f64[2,3,4] {\n"
+                       "  %0 = layernorm %x {axes=2} : f64[2,3,4]\n"
+                       "  return %0\n"
+                       "}\n");
+}
+
 TEST(GradNorm, BatchNormInference4d) {
   expectGradientsMatch("param @gamma : f64[2] init=ones\n"
                        "param @beta : f64[2] init=zeros\n"
