@@ -401,6 +401,14 @@ Val Elaborator::emitOp(const ir::OpDef &def, const SourceLoc &loc, const std::ve
   for (const Val &t : tensors)
     if (t.isPoison()) return Val::poison();
   if (!step(loc)) return Val::poison();
+  // Remembered for the hint at a model's result (Elaborator.cpp): the first dense over the
+  // last axis of a feature map is most often a missing flatten.
+  if (def.name == "dense" && !tensors.empty() && tensors[0].tensor->type().rank() > 2 &&
+      !firstLastAxisDense_)
+    firstLastAxisDense_ = note(loc, "dense maps the last axis of its input " +
+                                        tensors[0].tensor->type().str() +
+                                        ", as nn.Linear does; to map each whole sample insert "
+                                        "`flatten` before it");
   std::vector<ir::Value *> operands;
   std::vector<ir::TensorType> types;
   for (const Val &t : tensors) operands.push_back(t.tensor);

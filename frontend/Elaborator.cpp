@@ -98,6 +98,7 @@ std::unique_ptr<ir::Module> Elaborator::buildModel(const ModelDecl &model) {
   module_ = std::make_unique<ir::Module>();
   graph_ = module_->addGraph(model.name);
   modelFile_ = model.loc.file;
+  firstLastAxisDense_.reset();
   frames_.clear();
   frames_.emplace_back();
   frame().scopes.emplace_back();
@@ -137,10 +138,14 @@ std::unique_ptr<ir::Module> Elaborator::buildModel(const ModelDecl &model) {
       continue;
     }
     if (r.tensor->type() != declared[i]) {
+      std::vector<Diagnostic> notes = {
+          note(r.origin, "returned value of type " + r.tensor->type().str() + " produced here")};
+      if (firstLastAxisDense_ && r.tensor->type().rank() > declared[i].rank())
+        notes.push_back(*firstLastAxisDense_);
       error(model.results[i].loc,
             "model '" + model.name + "' declares result type " + declared[i].str() +
                 " but returns " + r.tensor->type().str(),
-            {note(r.origin, "returned value of type " + r.tensor->type().str() + " produced here")});
+            std::move(notes));
       continue;
     }
     outs.push_back(r.tensor);

@@ -146,6 +146,7 @@ private:
   std::set<SourceLoc> reported_;
   // Notes added to every error while set, e.g. which local name a layer came through.
   std::vector<Diagnostic> contextNotes_;
+  std::optional<Diagnostic> firstLastAxisDense_; // see emitOp
   std::set<std::string> paramNames_;
   uint64_t steps_ = 0;
   bool overBudget_ = false;

@@ -85,11 +85,18 @@ public:
 
 } // namespace
 
+// oneDNN's inner product takes x [N,K]: a dense over the last axis of a
+// tensor of higher rank runs elsewhere.
+bool twoD(const ir::Op &, const std::vector<ir::TensorType> &in) { return in[0].rank() == 2; }
+
 void registerDenseKernels(KernelList &r) {
-  add(r, "dense", maker<DenseForward>(), claimsFusedActivation);
-  add(r, "dense_backward_data", maker<DenseBackwardData>());
-  add(r, "dense_backward_weights", maker<DenseBackwardWeights>());
-  add(r, "dense_backward_bias", maker<SumToChannels>());
+  add(r, "dense", maker<DenseForward>(),
+      [](const ir::Op &op, const std::vector<ir::TensorType> &in) {
+        return twoD(op, in) && claimsFusedActivation(op, in);
+      });
+  add(r, "dense_backward_data", maker<DenseBackwardData>(), twoD);
+  add(r, "dense_backward_weights", maker<DenseBackwardWeights>(), twoD);
+  add(r, "dense_backward_bias", maker<SumToChannels>(), twoD);
 }
 
 } // namespace dtnn::onednn

@@ -25,14 +25,20 @@ template <typename T> void axpy(T *y, T alpha, const T *x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
-// y [N,M] = act(x [N,K] * weight [M,K]^T (+ bias [M])), one row of y per iteration.
+// The rows of x [N,...,K]: all its elements in rows of its last dimension.
+int64_t rowsOf(const TensorView &x) {
+  int64_t k = x.type.dims.back();
+  return k ? x.numel() / k : 0;
+}
+
+// y [N,...,M] = act(x [N,...,K] * weight [M,K]^T (+ bias [M])), one row of y per iteration.
 template <typename T> void denseKernel(const KernelArgs &a) {
   FusedAct act = fusedActOf(*a.op);
   const T *x = a.in[0].as<T>();
   const T *w = a.in[1].as<T>();
   const T *bias = a.in.size() > 2 ? a.in[2].as<T>() : nullptr;
   T *y = a.out[0].as<T>();
-  int64_t n = a.in[0].dim(0), k = a.in[0].dim(1), m = a.in[1].dim(0);
+  int64_t n = rowsOf(a.in[0]), k = a.in[1].dim(1), m = a.in[1].dim(0);
   parallelFor(n, [&](int64_t i) {
     const T *xi = x + i * k;
     T *yi = y + i * m;
@@ -53,23 +59,23 @@ void sumScaledRows(T *out, int64_t rows, const T *coef, int64_t rStride, int64_t
   });
 }
 
-// dx [N,K] = dy [N,M] * weight [M,K].
+// dx [N,...,K] = dy [N,...,M] * weight [M,K].
 template <typename T> void denseBackwardDataKernel(const KernelArgs &a) {
-  int64_t n = a.in[0].dim(0), m = a.in[0].dim(1), k = a.in[1].dim(1);
+  int64_t n = rowsOf(a.in[0]), m = a.in[1].dim(0), k = a.in[1].dim(1);
   sumScaledRows(a.out[0].as<T>(), n, a.in[0].as<T>(), m, 1, a.in[1].as<T>(), m, k);
 }
 
-// dweight [M,K] = dy [N,M]^T * x [N,K], summing over the batch.
+// dweight [M,K] = dy [N,...,M]^T * x [N,...,K], summing over every row.
 template <typename T> void denseBackwardWeightsKernel(const KernelArgs &a) {
-  int64_t n = a.in[0].dim(0), m = a.in[0].dim(1), k = a.in[1].dim(1);
+  int64_t n = rowsOf(a.in[0]), m = a.out[0].dim(0), k = a.out[0].dim(1);
   sumScaledRows(a.out[0].as<T>(), m, a.in[0].as<T>(), 1, m, a.in[1].as<T>(), n, k);
 }
 
-// dbias [M] = the sum of dy [N,M] over the batch; small, so one thread.
+// dbias [M] = the sum of dy [N,...,M] over every row; small, so one thread.
 template <typename T> void denseBackwardBiasKernel(const KernelArgs &a) {
   const T *dy = a.in[0].as<T>();
   T *db = a.out[0].as<T>();
-  int64_t n = a.in[0].dim(0), m = a.in[0].dim(1);
+  int64_t n = rowsOf(a.in[0]), m = a.out[0].dim(0);
   std::fill(db, db + m, T(0));
   for (int64_t i = 0; i < n; ++i) axpy(db, T(1), dy + i * m, m);
 }

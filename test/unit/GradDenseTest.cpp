@@ -15,6 +15,17 @@ TEST(GradDense, WithBias) {
                        "}\n");
 }
 
+// nn.Linear over the last axis of a rank-3 input: every row of every sample
+// maps by the same weight, whose gradient sums over all of them.
+TEST(GradDense, OverTheLastAxis) {
+  expectGradientsMatch("param @w : f64[4,3] init=he_uniform\n"
+                       "param @b : f64[4] init=zeros\n"
+                       "graph @f(%x: f64[2,5,3]) -> f64[2,5,4] {\n"
+                       "  %0 = dense %x, @w, @b : f64[2,5,4]\n"
+                       "  return %0\n"
+                       "}\n");
+}
+
 TEST(GradDense, WithoutBias) {
   expectGradientsMatch("param @w : f64[2,7] init=he_uniform\n"
                        "graph @f(%x: f64[3,7]) -> f64[3,2] {\n"

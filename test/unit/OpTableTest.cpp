@@ -162,11 +162,18 @@ TEST(OpTableTest, DenseMacs) {
 }
 
 TEST(OpTableTest, DenseErrors) {
+  // dense maps the last axis; a feature map whose whole sample matches the weight gets told
+  // to flatten it first.
   Inferred r = infer("dense", {f32({Q, 16, 5, 5}), f32({120, 400})});
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.error,
-            "dense expects a 2-d input [N,K], got f32[?,16,5,5]; insert `flatten` before it");
-  EXPECT_EQ(r.blame, blame({0}));
+  EXPECT_EQ(r.error, "dense weight f32[120,400] does not match input f32[?,16,5,5] (inner "
+                     "dimensions differ); dense maps the last axis: to map each whole sample, "
+                     "insert `flatten` before it");
+  EXPECT_EQ(r.blame, blame({0, 1}));
+  r = infer("dense", {f32({Q, 16, 5, 5}), f32({120, 5})});
+  EXPECT_TRUE(r.ok) << r.error;
+  r = infer("dense", {f32({Q})});
+  EXPECT_FALSE(r.ok);
   r = infer("dense", {f32({Q, 400}), f32({400})});
   EXPECT_EQ(r.error, "dense weight must be 2-d [M,K], got f32[400]");
   EXPECT_EQ(r.blame, blame({1}));
@@ -195,8 +202,10 @@ TEST(OpTableTest, DenseLayerBuilder) {
   ASSERT_EQ(b.params.size(), 1u);
   EXPECT_EQ(b.params[0].init, "xavier_uniform");
   b = build("dense", {f32({Q, 16, 5, 5})}, {{"units", int64_t{10}}});
+  ASSERT_TRUE(b.ok) << b.error;
+  EXPECT_EQ(b.params[0].type, f32({10, 5})); // nn.Linear(5, 10) over the last axis
+  b = build("dense", {f32({Q})}, {{"units", int64_t{10}}});
   EXPECT_FALSE(b.ok);
-  EXPECT_NE(b.error.find("insert `flatten`"), std::string::npos);
   b = build("dense", {f32({Q, 400})}, {{"units", int64_t{0}}});
   EXPECT_EQ(b.errorArg, "units");
 }
