@@ -126,6 +126,7 @@ Error registerBuiltinOps() {
   BuiltinOps t;
   registerConvOps(t);
   registerDenseOps(t);
+  registerMatmulOps(t);
   registerPoolOps(t);
   registerNormOps(t);
   registerLayerNormOps(t);

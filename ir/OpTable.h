@@ -57,6 +57,7 @@ void registerElementwiseOps(BuiltinOps &t);
 void registerMathOps(BuiltinOps &t);
 void registerReduceOps(BuiltinOps &t);
 void registerLayerNormOps(BuiltinOps &t);
+void registerMatmulOps(BuiltinOps &t);
 void registerActivationOps(BuiltinOps &t);
 void registerDropoutOps(BuiltinOps &t);
 void registerEncodingOps(BuiltinOps &t);

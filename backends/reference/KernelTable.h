@@ -55,6 +55,7 @@ void registerElementwiseKernels(KernelTable &t);
 void registerMathKernels(KernelTable &t);
 void registerReduceKernels(KernelTable &t);
 void registerLayerNormKernels(KernelTable &t);
+void registerMatmulKernels(KernelTable &t);
 void registerActivationKernels(KernelTable &t);
 void registerDropoutKernels(KernelTable &t);
 void registerEncodingKernels(KernelTable &t);

@@ -100,7 +100,7 @@ Error registerReferenceBackend() {
   for (auto *family :
        {registerConvKernels, registerDenseKernels, registerPoolKernels, registerNormKernels,
         registerSyncNormKernels, registerShapeKernels, registerElementwiseKernels, registerMathKernels,
-        registerReduceKernels, registerLayerNormKernels,
+        registerReduceKernels, registerLayerNormKernels, registerMatmulKernels,
         registerActivationKernels, registerDropoutKernels, registerEncodingKernels,
         registerLossKernels, registerOptimizerKernels, registerCollectiveKernels,
         registerFusedKernels})

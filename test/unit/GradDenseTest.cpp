@@ -60,5 +60,26 @@ TEST(GradDense, FusedActivations) {
   }
 }
 
+// matmul with every combination of transposes, over batch dimensions that
+// broadcast both ways ([2,1,...] against [3,...]) and against a plain matrix
+// (a weight shared by the batch), whose gradient sums over it.
+TEST(GradMatmul, TransposesAndBroadcasting) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(std::to_string(ta) + std::to_string(tb));
+      std::string a = ta ? "f64[2,1,4,3]" : "f64[2,1,3,4]";
+      std::string b = tb ? "f64[3,5,4]" : "f64[3,4,5]";
+      std::string attrs = std::string(" {transpose_a=") + (ta ? "true" : "false") +
+                          ", transpose_b=" + (tb ? "true" : "false") + "}";
+      expectGradientsMatch("graph @f(%a: " + a + ", %b: " + b + ") -> f64[2,3,3,5] {\n" +
+                           "  %0 = matmul %a, %b" + attrs + " : f64[2,3,3,5]\n" +
+                           "  return %0\n}\n");
+    }
+  expectGradientsMatch("param @w : f64[4,2] init=he_uniform\n"
+                       "graph @f(%x: f64[2,3,4]) -> f64[2,3,2] {\n"
+                       "  %0 = matmul %x, @w : f64[2,3,2]\n"
+                       "  return %0\n}\n");
+}
+
 } // namespace
 } // namespace dtnn::test

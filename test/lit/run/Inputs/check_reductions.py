@@ -30,6 +30,8 @@ EXPECTED = {
     "LayerNormLast": lambda x: F.layer_norm(x, [9], eps=1e-6),
     "LayerNormTwo": lambda x: F.layer_norm(x, [10, 9]),
     "LayerNormByHand": lambda x: F.layer_norm(x, [9]),
+    "MatmulTransposed": lambda x: 2 * torch.matmul(x, x.transpose(-2, -1)),
+    "MatmulGram": lambda x: torch.matmul(x.transpose(-2, -1), x),
 }
 
 
