@@ -13,6 +13,7 @@ namespace dtnn::frontend {
 Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args) {
   if (name == "identity" || name == "chunk" || name == "adaptive_avgpool" || name == "mean")
     return callTensorBuiltin(name, loc, args);
+  if (name == "param") return callParam(loc, args);
   if (isTensorMath(name))
     for (const EvArg &a : args)
       if (a.value.kind == Val::Kind::Tensor) return callTensorMath(name, loc, args);

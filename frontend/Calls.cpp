@@ -168,6 +168,7 @@ Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<
   Frame f;
   f.scopes.emplace_back();
   f.prefix = frame().prefix + local + ".";
+  f.ownParamsAt = module_->params().size();
   f.block = &b;
   f.callLoc = loc;
   frames_.push_back(std::move(f));

@@ -69,6 +69,10 @@ private:
     SourceLoc callLoc;
     bool returned = false;
     std::vector<Val> results;
+    // Where this invocation's next own parameter (param(...)) goes among the module's: before
+    // the parameters of the layers it calls, as a PyTorch module's state_dict lists its own
+    // parameters before its sub-modules'.
+    size_t ownParamsAt = 0;
   };
 
   // Statements (Elaborator.cpp).
@@ -111,6 +115,8 @@ private:
   Val callTensorBuiltin(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
   // sqrt, rsqrt, exp, log, erf and pow given a tensor: their ops (TensorBuiltins.cpp).
   Val callTensorMath(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
+  // param(shape, init=...): a learnable tensor of the block (TensorBuiltins.cpp).
+  Val callParam(const SourceLoc &loc, std::vector<EvArg> &args);
   // sum, max and var given a tensor: reductions over axes (TensorBuiltins.cpp).
   Val callTensorReduction(const std::string &name, const SourceLoc &loc, std::vector<EvArg> &args);
   bool normalizeSlice(const std::vector<Val> &tensors, ir::AttrMap &values,

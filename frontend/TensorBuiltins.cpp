@@ -383,4 +383,59 @@ Val Elaborator::callTensorReduction(const std::string &name, const SourceLoc &lo
   return reduceOver(name, loc, pos[0]->value, *axes, keep, correction);
 }
 
+// param(shape, init="zeros", name=...): a learnable tensor, as PyTorch's nn.Parameter (a class
+// token, a positional embedding, a layer scale), named by the block's prefix and name= (else
+// "param.N"). It is placed before the parameters of the layers the block calls, as a module's
+// state_dict lists its own parameters before its sub-modules', so converted weights pair in
+// order.
+Val Elaborator::callParam(const SourceLoc &loc, std::vector<EvArg> &args) {
+  auto fail = [&](const SourceLoc &at, const std::string &message) {
+    error(at, message);
+    return Val::poison();
+  };
+  std::string local = takeName("param", args);
+  const EvArg *shapeArg = nullptr, *initArg = nullptr;
+  for (const EvArg &a : args) {
+    const EvArg **slot = a.name.empty() || a.name == "shape" ? &shapeArg
+                         : a.name == "init"                  ? &initArg
+                                                             : nullptr;
+    if (!slot) return fail(a.loc, "'param' has no argument '" + a.name + "'");
+    if (*slot)
+      return fail(a.loc, a.name.empty() ? std::string("'param' takes one shape, then init= and name=")
+                                        : "argument '" + a.name + "' of 'param' is given twice");
+    *slot = &a;
+  }
+  if (!shapeArg)
+    return fail(loc, "'param' needs a shape, as in param([1, 1, 768], init=\"zeros\")");
+  const Val &sv = shapeArg->value;
+  std::vector<Val> items = sv.isSequence() ? sv.items() : std::vector<Val>{sv};
+  std::vector<int64_t> dims;
+  for (const Val &d : items) {
+    if (d.kind != Val::Kind::Int || d.i < 1)
+      return fail(shapeArg->loc, "'param' shape must be a positive int or a non-empty list of "
+                                 "them (a parameter has no batch dimension), got " +
+                                     describe(sv));
+    dims.push_back(d.i);
+  }
+  if (dims.empty())
+    return fail(shapeArg->loc, "'param' shape must not be empty, got " + describe(sv));
+  std::string init = "zeros";
+  if (initArg) {
+    if (initArg->value.kind != Val::Kind::String)
+      return fail(initArg->loc, "'init' of 'param' must be an initializer's name, got " +
+                                    describe(initArg->value));
+    init = initArg->value.s;
+  }
+  ir::TensorType type(ir::DType::F32, dims);
+  std::string full = frame().prefix + local;
+  if (Error why = ir::sizeProblem(type))
+    return fail(loc, "parameter '" + full + "' is too large: " + why.message());
+  if (!paramNames_.insert(full).second)
+    return fail(loc, "parameter name '" + full + "' is already used; give this param a different "
+                     "name=");
+  ir::Param *p = module_->addParam(full, type, init, true, irLoc(loc));
+  module_->moveLastParamTo(frame().ownParamsAt++);
+  return Val::tensorOf(p->value, loc);
+}
+
 } // namespace dtnn::frontend

@@ -203,6 +203,11 @@ Param *Module::addParam(std::string name, TensorType type, std::string init, boo
   return params_.back().get();
 }
 
+void Module::moveLastParamTo(size_t index) {
+  if (index < params_.size())
+    std::rotate(params_.begin() + long(index), params_.end() - 1, params_.end());
+}
+
 Param *Module::findParam(const std::string &name) const {
   for (const auto &p : params_)
     if (p->name == name) return p.get();

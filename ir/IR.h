@@ -181,6 +181,9 @@ public:
 
   Param *addParam(std::string name, TensorType type, std::string init, bool trainable,
                   Location loc = {});
+  // Moves the last parameter added to position `index` of params() (checkpoints list the
+  // parameters in this order).
+  void moveLastParamTo(size_t index);
   Param *findParam(const std::string &name) const;
   const std::vector<std::unique_ptr<Param>> &params() const { return params_; }
   void eraseParamsIf(const std::function<bool(const Param &)> &pred);
