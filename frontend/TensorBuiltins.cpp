@@ -69,7 +69,8 @@ Val Elaborator::callTensorMath(const std::string &name, const SourceLoc &loc,
   if (!std::isfinite(1 / lnBase) || !std::isfinite(lnBase))
     return fail(args[1].loc, "log base " + describe(args[1].value) + " is not a positive number "
                              "other than 1");
-  return emitOp(*ops.lookup("scale"), loc, {y}, {}, attrsOf({{"factor", ir::AttrValue(1 / lnBase)}}));
+  return emitOp(*ops.lookup("scale"), loc, {y}, {},
+                attrsOf({{"factor", ir::AttrValue(1 / lnBase)}}));
 }
 
 Val Elaborator::callTensorBuiltin(const std::string &name, const SourceLoc &loc,
@@ -363,7 +364,8 @@ Val Elaborator::callTensorReduction(const std::string &name, const SourceLoc &lo
   bool keep = false;
   if (keepArg) {
     if (keepArg->value.kind != Val::Kind::Bool) {
-      error(keepArg->loc, "'keepdim' of '" + name + "' must be bool, got " + describe(keepArg->value));
+      error(keepArg->loc,
+            "'keepdim' of '" + name + "' must be bool, got " + describe(keepArg->value));
       return Val::poison();
     }
     keep = keepArg->value.b;
@@ -401,8 +403,9 @@ Val Elaborator::callParam(const SourceLoc &loc, std::vector<EvArg> &args) {
                                                              : nullptr;
     if (!slot) return fail(a.loc, "'param' has no argument '" + a.name + "'");
     if (*slot)
-      return fail(a.loc, a.name.empty() ? std::string("'param' takes one shape, then init= and name=")
-                                        : "argument '" + a.name + "' of 'param' is given twice");
+      return fail(a.loc, a.name.empty()
+                             ? std::string("'param' takes one shape, then init= and name=")
+                             : "argument '" + a.name + "' of 'param' is given twice");
     *slot = &a;
   }
   if (!shapeArg)

@@ -127,7 +127,9 @@ struct Emitter {
     if (n == "exp") return exp(x);
     if (n == "log") return libcall("logf", "log", x);
     if (n == "erf") return libcall("erff", "erf", x);
-    if (n == "pow") return libcall("powf", "pow", x, llvm::ConstantFP::get(t->getScalarType(), op.attrs().getFloat("exponent")));
+    if (n == "pow")
+      return libcall("powf", "pow", x,
+                     llvm::ConstantFP::get(t->getScalarType(), op.attrs().getFloat("exponent")));
     if (n == "relu") return relu(x);
     if (n == "relu6") return relu6(x);
     if (n == "sigmoid") return sigmoid(x);

@@ -99,11 +99,11 @@ Error registerReferenceBackend() {
   KernelTable t(runtime::KernelRegistry::get());
   for (auto *family :
        {registerConvKernels, registerDenseKernels, registerPoolKernels, registerNormKernels,
-        registerSyncNormKernels, registerShapeKernels, registerElementwiseKernels, registerMathKernels,
-        registerReduceKernels, registerLayerNormKernels, registerMatmulKernels,
-        registerActivationKernels, registerDropoutKernels, registerEncodingKernels,
-        registerLossKernels, registerOptimizerKernels, registerCollectiveKernels,
-        registerFusedKernels})
+        registerSyncNormKernels, registerShapeKernels, registerElementwiseKernels,
+        registerMathKernels, registerReduceKernels, registerLayerNormKernels,
+        registerMatmulKernels, registerActivationKernels, registerDropoutKernels,
+        registerEncodingKernels, registerLossKernels, registerOptimizerKernels,
+        registerCollectiveKernels, registerFusedKernels})
     family(t);
   return t.takeError();
 }

@@ -1,8 +1,8 @@
 // Gradient checks by finite differences of the reductions the front end builds: mean over axes
 // (transpose, reshape, global_avgpool; over the batch axis a reduce_sum and count_like), sum,
 // max (reduce_max, whose maxima are unique here) and var over any axes, and adaptive_avgpool to
-// sizes that do not divide the input (overlapping slices, avgpool, concat). The graphs are compiled from .dtnn
-// source, as a model would be.
+// sizes that do not divide the input (overlapping slices, avgpool, concat). The graphs are
+// compiled from .dtnn source, as a model would be.
 #include "GradCheck.h"
 
 #include "frontend/Frontend.h"
