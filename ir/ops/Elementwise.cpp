@@ -114,13 +114,6 @@ Error inferCountLike(InferCtx &ctx) {
   return Error::success();
 }
 
-// The gradient with respect to operand i of a broadcasting op whose result
-// gradient is g: g summed down to operand i's type where it was broadcast.
-Value *reduceTo(Builder &b, Value *g, Value *operand) {
-  if (!g || g->type() == operand->type()) return g;
-  return b.create1("sum_like", {g, operand});
-}
-
 // Fails the rule with the builder's error when v is null.
 Error check(GradCtx &ctx, Value *v) { return v ? Error::success() : ctx.b.takeError(); }
 
@@ -184,16 +177,6 @@ Error scaleGrad(GradCtx &ctx) {
   if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
   ctx.dx[0] = ctx.b.create1("scale", {ctx.dy[0]}, ctx.op.attrs());
   return check(ctx, ctx.dx[0]);
-}
-
-// The adjoint pair: sum_like's gradient broadcasts dy back to x, and
-// broadcast_like's sums dy down to x. The donor `like` gets none.
-GradFn adjointGrad(std::string adjoint) {
-  return [adjoint = std::move(adjoint)](GradCtx &ctx) {
-    if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
-    ctx.dx[0] = ctx.b.create1(adjoint, {ctx.dy[0], ctx.op.operand(0)});
-    return check(ctx, ctx.dx[0]);
-  };
 }
 
 // A binary arithmetic op with broadcasting; `attrs`: add's fused activation.

@@ -73,16 +73,13 @@ Error gradMatmul(GradCtx &ctx) {
   const Op &op = ctx.op;
   Value *a = op.operand(0), *b = op.operand(1), *dy = ctx.dy[0];
   bool ta = op.attrs().getBool("transpose_a"), tb = op.attrs().getBool("transpose_b");
-  auto back = [&](Value *g, Value *like) {
-    return g && g->type() != like->type() ? ctx.b.create1("sum_like", {g, like}) : g;
-  };
   if (ctx.needed[0]) {
     Value *g = ta ? product(ctx.b, b, dy, tb, true) : product(ctx.b, dy, b, false, !tb);
-    if (!(ctx.dx[0] = back(g, a))) return ctx.b.takeError();
+    if (!(ctx.dx[0] = reduceTo(ctx.b, g, a))) return ctx.b.takeError();
   }
   if (ctx.needed[1]) {
     Value *g = tb ? product(ctx.b, dy, a, true, ta) : product(ctx.b, a, dy, !ta, false);
-    if (!(ctx.dx[1] = back(g, b))) return ctx.b.takeError();
+    if (!(ctx.dx[1] = reduceTo(ctx.b, g, b))) return ctx.b.takeError();
   }
   return Error::success();
 }

@@ -53,12 +53,6 @@ Error inferReduceMaxBackward(InferCtx &ctx) {
   return Error::success();
 }
 
-Error reduceSumGrad(GradCtx &ctx) {
-  if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
-  ctx.dx[0] = ctx.b.create1("broadcast_like", {ctx.dy[0], ctx.op.operand(0)});
-  return ctx.dx[0] ? Error::success() : ctx.b.takeError();
-}
-
 Error reduceMaxGrad(GradCtx &ctx) {
   if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
   ctx.dx[0] = ctx.b.create1("reduce_max_backward", {ctx.dy[0], ctx.op.operand(0), ctx.op.result(0)},
@@ -80,7 +74,7 @@ void registerReduceOps(BuiltinOps &t) {
       .inferShape = inferReduce("reduce_sum"),
       .macs = nullptr,
       .layer = std::nullopt,
-      .grad = reduceSumGrad,
+      .grad = adjointGrad("broadcast_like"),
       .trainForm = "",
       .role = OpRole::Forward,
   });

@@ -1,5 +1,7 @@
 #include "ir/ops/ShapeUtil.h"
 
+#include "ir/Builder.h"
+
 namespace dtnn::ir {
 
 std::optional<std::vector<int64_t>> expandInts(const std::vector<int64_t> &v, size_t n) {
@@ -79,6 +81,19 @@ OperandSpec reusable(std::string name, int result) {
 
 OperandSpec shapeOnly(std::string name) {
   return {std::move(name), OperandSpec::Required, Effect::Shape};
+}
+
+Value *reduceTo(Builder &b, Value *g, Value *operand) {
+  if (!g || g->type() == operand->type()) return g;
+  return b.create1("sum_like", {g, operand});
+}
+
+GradFn adjointGrad(std::string adjoint) {
+  return [adjoint = std::move(adjoint)](GradCtx &ctx) {
+    if (!ctx.dy[0] || !ctx.needed[0]) return Error::success();
+    ctx.dx[0] = ctx.b.create1(adjoint, {ctx.dy[0], ctx.op.operand(0)});
+    return ctx.dx[0] ? Error::success() : ctx.b.takeError();
+  };
 }
 
 } // namespace dtnn::ir

@@ -49,4 +49,16 @@ OperandSpec shapeOnly(std::string name);
 // Shape rule of ops whose single result has the type of operand 0.
 Error sameAsFirstOperand(InferCtx &ctx);
 
+class Builder;
+
+// The gradient with respect to an operand of a broadcasting op whose result
+// gradient is g: g summed down to the operand's type where it was broadcast
+// (sum_like), or g itself (null stays null).
+Value *reduceTo(Builder &b, Value *g, Value *operand);
+
+// The gradient rule dx = adjoint(dy, x) of operand 0 alone: sum_like's
+// gradient broadcasts dy back to x (broadcast_like), broadcast_like's and
+// reduce_sum's sum it down (or back up) to x's type.
+GradFn adjointGrad(std::string adjoint);
+
 } // namespace dtnn::ir
