@@ -146,6 +146,7 @@ void registerBinaryKernels(KernelList &r);
 void registerConvKernels(KernelList &r);
 void registerDenseKernels(KernelList &r);
 void registerEltwiseKernels(KernelList &r);
+void registerMatmulKernels(KernelList &r);
 void registerNormKernels(KernelList &r);
 void registerPoolKernels(KernelList &r);
 

@@ -1,7 +1,8 @@
 // oneDNN kernels of the dense ops (ir/ops/Dense.cpp): an inner product
 // forward, its data and weight gradients, and the bias gradient (a sum
-// reduction). x is [N,K], the weight [M,K], as oneDNN's inner product has
-// them.
+// reduction). The weight is [M,K], as oneDNN's inner product has it; x is
+// [N,K], or of higher rank [..., K], whose rows the kernels see as one plain
+// [rows, K] matrix (the same bytes), as they see dy and y.
 #include "backends/onednn/Primitives.h"
 
 namespace dtnn::onednn {
@@ -10,10 +11,23 @@ namespace {
 
 using dnnl::prop_kind;
 
+// `t` as a matrix: itself when 2-d, else its rows [..., K] as [rows, K].
+memory::dims rowsOf(const ir::TensorType &t) {
+  if (t.rank() == 2) return dimsOf(t);
+  int64_t k = t.dims.back();
+  return {t.staticElements() / std::max<int64_t>(k, 1), k};
+}
+
+// The descriptor of an operand of type `t` that arrives as `d`: oneDNN
+// chooses the layout of a 2-d one, and one of higher rank is plain.
+memory::desc matrixDesc(const ir::TensorType &t, const memory::dims &dims) {
+  return t.rank() == 2 ? anyDesc(dims) : plainDesc(dims);
+}
+
 struct DenseDims {
   memory::dims x, w, y;
   DenseDims(const ir::TensorType &xt, const ir::TensorType &wt) {
-    x = dimsOf(xt);
+    x = rowsOf(xt);
     w = dimsOf(wt);
     y = {x[0], w[0]};
   }
@@ -29,10 +43,12 @@ public:
     DenseDims g(r.in[0].type, r.in[1].type);
     bool bias = r.in.size() > 2;
     memory::desc b = bias ? plainDesc({g.w[0]}) : memory::desc();
+    bool rows = r.in[0].type.rank() > 2;
     auto pd = preferArriving<dnnl::inner_product_forward::primitive_desc>(
         {{&r.in[0], g.x}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
-          dnnl::inner_product_forward::desc d(prop_kind::forward_training, md[0], md[1], b,
-                                              anyDesc(g.y));
+          dnnl::inner_product_forward::desc d(prop_kind::forward_training,
+                                              rows ? plainDesc(g.x) : md[0], md[1], b,
+                                              matrixDesc(r.in[0].type, g.y));
           return dnnl::inner_product_forward::primitive_desc(
               d, withFusedActivation(userScratchpad(), r.op), engine());
         });
@@ -48,12 +64,15 @@ public:
 class DenseBackwardData : public PrimitiveKernel {
 public:
   explicit DenseBackwardData(const KernelRequest &r) : PrimitiveKernel(r) {
-    memory::dims dy = dimsOf(r.in[0].type), w = dimsOf(r.in[1].type);
-    DenseDims g(ir::TensorType(ir::DType::F32, {dy[0], w[1]}), r.in[1].type);
+    const ir::TensorType &dy = r.in[0].type;
+    memory::dims w = dimsOf(r.in[1].type);
+    DenseDims g(ir::TensorType(ir::DType::F32, {rowsOf(dy)[0], w[1]}), r.in[1].type);
+    bool rows = dy.rank() > 2;
     auto hint = g.hint();
     auto pd = preferArriving<dnnl::inner_product_backward_data::primitive_desc>(
         {{&r.in[0], g.y}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
-          dnnl::inner_product_backward_data::desc d(anyDesc(g.x), md[1], md[0]);
+          dnnl::inner_product_backward_data::desc d(matrixDesc(dy, g.x), md[1],
+                                                    rows ? plainDesc(g.y) : md[0]);
           return dnnl::inner_product_backward_data::primitive_desc(d, userScratchpad(), engine(),
                                                                    hint);
         });
@@ -72,7 +91,10 @@ public:
     auto hint = g.hint();
     auto pd = preferArriving<dnnl::inner_product_backward_weights::primitive_desc>(
         {{&r.in[0], g.y}, {&r.in[1], g.x}}, [&](const std::vector<memory::desc> &md) {
-          dnnl::inner_product_backward_weights::desc d(md[1], anyDesc(g.w), md[0]);
+          bool rows = r.in[1].type.rank() > 2;
+          dnnl::inner_product_backward_weights::desc d(rows ? plainDesc(g.x) : md[1],
+                                                       anyDesc(g.w),
+                                                       rows ? plainDesc(g.y) : md[0]);
           return dnnl::inner_product_backward_weights::primitive_desc(d, userScratchpad(),
                                                                       engine(), hint);
         });
@@ -83,20 +105,25 @@ public:
   }
 };
 
+// The bias gradient: dy summed over its rows, [N,M] as SumToChannels takes
+// it, [..., M] as one plain [rows, M].
+class DenseBackwardBias : public SumToChannels {
+public:
+  explicit DenseBackwardBias(const KernelRequest &r) : SumToChannels(r) {
+    const ir::TensorType &dy = r.in[0].type;
+    if (dy.rank() == 2) return;
+    in_[0] = BufferDesc::plain(dy);
+    setPlainRows(rowsOf(dy)[0], dy.dims.back());
+  }
+};
+
 } // namespace
 
-// oneDNN's inner product takes x [N,K]: a dense over the last axis of a
-// tensor of higher rank runs elsewhere.
-bool twoD(const ir::Op &, const std::vector<ir::TensorType> &in) { return in[0].rank() == 2; }
-
 void registerDenseKernels(KernelList &r) {
-  add(r, "dense", maker<DenseForward>(),
-      [](const ir::Op &op, const std::vector<ir::TensorType> &in) {
-        return twoD(op, in) && claimsFusedActivation(op, in);
-      });
-  add(r, "dense_backward_data", maker<DenseBackwardData>(), twoD);
-  add(r, "dense_backward_weights", maker<DenseBackwardWeights>(), twoD);
-  add(r, "dense_backward_bias", maker<SumToChannels>(), twoD);
+  add(r, "dense", maker<DenseForward>(), claimsFusedActivation);
+  add(r, "dense_backward_data", maker<DenseBackwardData>());
+  add(r, "dense_backward_weights", maker<DenseBackwardWeights>());
+  add(r, "dense_backward_bias", maker<DenseBackwardBias>());
 }
 
 } // namespace dtnn::onednn

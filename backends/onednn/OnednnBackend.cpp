@@ -67,7 +67,8 @@ Error registerOnednnBackend() {
     return e;
   KernelList r;
   for (auto *family : {registerBinaryKernels, registerConvKernels, registerDenseKernels,
-                       registerEltwiseKernels, registerNormKernels, registerPoolKernels})
+                       registerEltwiseKernels, registerMatmulKernels,
+                       registerNormKernels, registerPoolKernels})
     family(r);
   return std::move(r.error);
 }

@@ -59,6 +59,15 @@ public:
   explicit SumToChannels(const KernelRequest &r);
   Error run(const KernelArgs &args, runtime::ExecContext &ctx) override;
 
+protected:
+  // Sums a plain [rows, channels] instead.
+  void setPlainRows(int64_t rows, int64_t channels) {
+    block_ = 1;
+    n_ = rows;
+    c_ = channels;
+    spatial_ = 1;
+  }
+
 private:
   int64_t block_ = 1, n_ = 1, c_ = 1, spatial_ = 1;
 };

@@ -110,5 +110,6 @@ std::vector<Case> activationCases(); // DiffActivation.cpp
 std::vector<Case> softmaxCases();    // DiffActivation.cpp
 std::vector<Case> binaryCases();     // DiffBinary.cpp
 std::vector<Case> concatCases();     // DiffBinary.cpp
+std::vector<Case> matmulCases();     // DiffMatmul.cpp
 
 } // namespace dtnn::test::diff

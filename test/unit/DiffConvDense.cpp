@@ -154,52 +154,59 @@ std::vector<Case> convCases() {
 //   backward data dx = dy [N,M] w [M,K]: M terms
 //   backward weights dw = dy^T x: N terms
 //   backward bias db = sum of dy over N: N terms
+// where N counts the rows of an x of higher rank, [N, ..., K].
 // each within 2 gamma(terms) * sum|terms| (magnitude run).
 std::vector<Case> denseCases() {
   struct Shape {
-    int64_t n, k, m;
+    std::vector<int64_t> rows; // x is rows + [k]: [N] or, over the last axis, [N, ...]
+    int64_t k, m;
     bool bias;
   };
-  const std::vector<Shape> shapes = {
-      {1, 13, 5, true}, {7, 33, 17, false}, {3, 1, 7, true}, {4, 20, 1, true}, {2, 64, 10, true}};
+  const std::vector<Shape> shapes = {{{1}, 13, 5, true},      {{7}, 33, 17, false},
+                                     {{3}, 1, 7, true},       {{4}, 20, 1, true},
+                                     {{2}, 64, 10, true},     {{2, 5}, 24, 9, true},
+                                     {{3, 2, 4}, 16, 6, false}};
   std::vector<Case> cases;
   Rng rng{0xde45e};
   for (const Shape &s : shapes) {
-    std::string l = "x=[" + std::to_string(s.n) + "," + std::to_string(s.k) + "] w=[" +
-                    std::to_string(s.m) + "," + std::to_string(s.k) + "]" +
-                    (s.bias ? " +bias" : "");
-    auto x = rng.values(s.n * s.k, -1, 1), w = rng.values(s.m * s.k, -1, 1);
-    auto b = rng.values(s.m, -1, 1), dy = rng.values(s.n * s.m, -1, 1);
-    std::vector<Operand> ops = {input("x", {s.n, s.k}, x, true), param("w", {s.m, s.k}, w, true)};
+    int64_t n = numel(s.rows);
+    std::vector<int64_t> xd = s.rows, yd = s.rows;
+    xd.push_back(s.k);
+    yd.push_back(s.m);
+    std::string l = "x=" + dimsText(xd) + " w=[" + std::to_string(s.m) + "," +
+                    std::to_string(s.k) + "]" + (s.bias ? " +bias" : "");
+    auto x = rng.values(n * s.k, -1, 1), w = rng.values(s.m * s.k, -1, 1);
+    auto b = rng.values(s.m, -1, 1), dy = rng.values(n * s.m, -1, 1);
+    std::vector<Operand> ops = {input("x", xd, x, true), param("w", {s.m, s.k}, w, true)};
     if (s.bias) ops.push_back(param("b", {s.m}, b, true));
-    Case fwd = oneOp("dense", l, ops, s.bias ? "dense %x, @w, @b" : "dense %x, @w", {{s.n, s.m}});
+    Case fwd = oneOp("dense", l, ops, s.bias ? "dense %x, @w, @b" : "dense %x, @w", {yd});
     fwd.magnitudeRun = true;
     fwd.tolerance = sumOfTerms(static_cast<double>(s.k + (s.bias ? 1 : 0)));
     cases.push_back(fwd);
     Case fused = fwd; // with a fused relu: the same bound, as for conv2d
     fused.label += " act=relu";
     fused.body = {std::string(s.bias ? "%0 = dense %x, @w, @b" : "%0 = dense %x, @w") +
-                  " {act=\"relu\"} : " + typeText({s.n, s.m})};
+                  " {act=\"relu\"} : " + typeText(yd)};
     cases.push_back(fused);
 
     Case bd = oneOp("dense_backward_data", l,
-                    {input("dy", {s.n, s.m}, dy, true), input("w", {s.m, s.k}, w, true)},
-                    "dense_backward_data %dy, %w", {{s.n, s.k}});
+                    {input("dy", yd, dy, true), input("w", {s.m, s.k}, w, true)},
+                    "dense_backward_data %dy, %w", {xd});
     bd.magnitudeRun = true;
     bd.tolerance = sumOfTerms(static_cast<double>(s.m));
     cases.push_back(bd);
 
     Case bw = oneOp("dense_backward_weights", l,
-                    {input("dy", {s.n, s.m}, dy, true), input("x", {s.n, s.k}, x, true)},
+                    {input("dy", yd, dy, true), input("x", xd, x, true)},
                     "dense_backward_weights %dy, %x", {{s.m, s.k}});
     bw.magnitudeRun = true;
-    bw.tolerance = sumOfTerms(static_cast<double>(s.n));
+    bw.tolerance = sumOfTerms(static_cast<double>(n));
     cases.push_back(bw);
 
-    Case bb = oneOp("dense_backward_bias", l, {input("dy", {s.n, s.m}, dy, true)},
+    Case bb = oneOp("dense_backward_bias", l, {input("dy", yd, dy, true)},
                     "dense_backward_bias %dy", {{s.m}});
     bb.magnitudeRun = true;
-    bb.tolerance = sumOfTerms(static_cast<double>(s.n));
+    bb.tolerance = sumOfTerms(static_cast<double>(n));
     cases.push_back(bb);
   }
   return cases;

@@ -3,8 +3,8 @@
 // attributes (fixed seeds), within bounds derived per op family from
 // float32 error analysis (see Differential.h for how a case runs). This
 // file holds the tests: one per op family, running the cases that
-// DiffConvDense.cpp, DiffPoolNorm.cpp, DiffActivation.cpp and
-// DiffBinary.cpp make (DiffCases.h states the conventions of their
+// DiffConvDense.cpp, DiffPoolNorm.cpp, DiffActivation.cpp, DiffBinary.cpp
+// and DiffMatmul.cpp make (DiffCases.h states the conventions of their
 // bounds), a test of kernels running in place, and a check that some
 // case exercises every kernel a backend claims.
 #include "DiffCases.h"
@@ -32,7 +32,7 @@ std::vector<Case> allCases() {
   std::vector<Case> all;
   for (auto gen : {convCases, denseCases, poolCases, batchNormCases, batchNormFoldCases,
                    activationCases, softmaxCases,
-                   binaryCases, concatCases}) {
+                   binaryCases, concatCases, matmulCases}) {
     std::vector<Case> cs = gen();
     all.insert(all.end(), cs.begin(), cs.end());
   }
@@ -55,6 +55,7 @@ TEST(Differential, Activation) { runFamily("Activation", activationCases()); }
 TEST(Differential, Softmax) { runFamily("Softmax", softmaxCases()); }
 TEST(Differential, Binary) { runFamily("Binary", binaryCases()); }
 TEST(Differential, Concat) { runFamily("Concat", concatCases()); }
+TEST(Differential, Matmul) { runFamily("Matmul", matmulCases()); }
 
 // ---------------------------------------------------------------------------
 // Kernels running in place. The op table lets an activation's result (and
