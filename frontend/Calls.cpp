@@ -304,6 +304,17 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
                    std::to_string(tensors.size()) + " (use `x |> " + def.name + "(...)`)");
     return Val::poison();
   }
+  // An optional tensor operand may be named, as attn_mask= is in PyTorch.
+  if (!def.layer)
+    for (size_t k = first; k < args.size() && tensors.size() < def.operands.size();) {
+      if (args[k].value.kind == Val::Kind::Tensor &&
+          args[k].name == def.operands[tensors.size()].name) {
+        tensors.push_back(args[k].value);
+        args.erase(args.begin() + long(k));
+      } else {
+        ++k;
+      }
+    }
   if (def.name == "transpose") {
     if (Error why = pytorchTranspose(args, first, tensors)) {
       error(args[first].loc, why.message());

@@ -27,7 +27,7 @@ const std::map<std::string, std::string> &pytorchNames() {
       {"AdaptiveAvgPool2d", "adaptive_avgpool"}, {"adaptive_avg_pool2d", "adaptive_avgpool"},
       {"StochasticDepth", "drop_path"}, {"stochastic_depth", "drop_path"},
       {"LayerNorm", "layernorm"}, {"layer_norm", "layernorm"}, {"amax", "max"},
-      {"bmm", "matmul"}, {"mm", "matmul"},
+      {"bmm", "matmul"}, {"mm", "matmul"}, {"expand_as", "broadcast_like"},
       // Keyword arguments.
       {"padding", "pad"}, {"kernel_size", "kernel"}, {"dim", "axis"}, {"ceil_mode", "ceil"},
       {"out_channels", "channels"}, {"out_features", "units"}, {"negative_slope", "alpha"},

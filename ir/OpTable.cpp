@@ -127,6 +127,7 @@ Error registerBuiltinOps() {
   registerConvOps(t);
   registerDenseOps(t);
   registerMatmulOps(t);
+  registerAttentionOps(t);
   registerPoolOps(t);
   registerNormOps(t);
   registerLayerNormOps(t);

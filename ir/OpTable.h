@@ -58,6 +58,7 @@ void registerMathOps(BuiltinOps &t);
 void registerReduceOps(BuiltinOps &t);
 void registerLayerNormOps(BuiltinOps &t);
 void registerMatmulOps(BuiltinOps &t);
+void registerAttentionOps(BuiltinOps &t);
 void registerActivationOps(BuiltinOps &t);
 void registerDropoutOps(BuiltinOps &t);
 void registerEncodingOps(BuiltinOps &t);

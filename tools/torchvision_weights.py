@@ -16,8 +16,9 @@ order and without batch norm's num_batches_tracked, which dtnn does not keep, an
 auxiliary classifiers of GoogLeNet and Inception-v3 (aux1, aux2, AuxLogits), which only their
 training uses, pair in order with the dtnn model's parameters and buffers as `dtnnc compile
 --no-fuse` declares them. Each pair must agree in shape and kind (a weight with a weight, batch
-norm's weight and bias with gamma and beta, running statistics with running statistics), so a
-model written in another order is refused, naming the first pair that differs. (With pretrained
+norm's weight and bias with gamma and beta, running statistics with running statistics, a
+`param` with the key of its own name, as class_token), so a model written in another order is
+refused, naming the first pair that differs. (With pretrained
 weights GoogLeNet and Inception-v3 also rescale their input inside the model, transform_input;
 dtnn's do not, so give them inputs normalized the way torchvision's transform_input leaves
 them.) Batch norm's running variance is unbiased in both.
@@ -63,7 +64,8 @@ import dtnn_safetensors
 PROG = "torchvision_weights.py"
 # The auxiliary classifiers of GoogLeNet and Inception-v3, which only their training uses.
 AUXILIARY = ("aux1", "aux2", "AuxLogits")
-# dtnn's last name part and the state_dict's that it pairs with.
+# dtnn's last name part and the state_dict's that it pairs with; any other part (a `param`'s
+# name, as class_token or in_proj_weight) pairs with the same name.
 KINDS = {"weight": "weight", "bias": "bias", "gamma": "weight", "beta": "bias",
          "running_mean": "running_mean", "running_var": "running_var"}
 # How many problems one message names.
@@ -286,7 +288,8 @@ def pair(model, dtnn, arch, reference):
              "(without num_batches_tracked)")
     pairs = []
     for (name, dtype, shape), key in zip(dtnn, keys):
-        kind = KINDS.get(name.rsplit(".", 1)[-1])
+        last = name.rsplit(".", 1)[-1]
+        kind = KINDS.get(last, last)
         if kind != key.rsplit(".", 1)[-1] or list(reference[key].shape) != shape:
             fail(model, f"'{name}' {shape} does not pair with {arch}'s '{key}' "
                  f"{list(reference[key].shape)}: the models differ, or declare their layers in "

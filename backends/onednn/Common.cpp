@@ -172,17 +172,22 @@ Error PrimitiveKernel::bind() {
 Error PrimitiveKernel::run(const KernelArgs &args, runtime::ExecContext &) {
   return guard("running a oneDNN primitive", [&] {
     char *scratch = static_cast<char *>(args.workspace) + tempBytes_;
-    for (Step &s : steps_)
-      for (Binding &b : s.bindings) {
-        switch (b.source) {
-        case Binding::In: b.mem.set_data_handle(args.in[b.index].data); break;
-        case Binding::Out: b.mem.set_data_handle(args.out[b.index].data); break;
-        case Binding::Temp: b.mem.set_data_handle(tempData(args, b.index)); break;
-        case Binding::Scratchpad: b.mem.set_data_handle(scratch); break;
+    auto at = [](void *base, uint64_t offset) { return static_cast<char *>(base) + offset; };
+    for (int64_t r = 0; r < repeats_; ++r) {
+      for (Step &s : steps_)
+        for (Binding &b : s.bindings) {
+          switch (b.source) {
+          case Binding::In: b.mem.set_data_handle(at(args.in[b.index].data, inOffset(b.index, r))); break;
+          case Binding::Out:
+            b.mem.set_data_handle(at(args.out[b.index].data, outOffset(b.index, r)));
+            break;
+          case Binding::Temp: b.mem.set_data_handle(tempData(args, b.index)); break;
+          case Binding::Scratchpad: b.mem.set_data_handle(scratch); break;
+          }
         }
-      }
-    before(args);
-    for (Step &s : steps_) s.prim.execute(stream(), s.args);
+      if (r == 0) before(args);
+      for (Step &s : steps_) s.prim.execute(stream(), s.args);
+    }
     after(args);
   });
 }

@@ -88,6 +88,20 @@ protected:
   // arguments bound (a subclass that prepares or finishes values).
   virtual void before(const KernelArgs &args) { (void)args; }
   virtual void after(const KernelArgs &args) { (void)args; }
+  // A kernel that works a slice at a time runs its primitives repeats_
+  // times, operand i and result j bound at these byte offsets in repeat r
+  // (temporaries are reused).
+  int64_t repeats_ = 1;
+  virtual uint64_t inOffset(size_t i, int64_t r) const {
+    (void)i;
+    (void)r;
+    return 0;
+  }
+  virtual uint64_t outOffset(size_t j, int64_t r) const {
+    (void)j;
+    (void)r;
+    return 0;
+  }
 
 private:
   struct Binding {
@@ -142,6 +156,7 @@ void add(KernelList &r, const std::string &op, runtime::KernelMaker make,
          runtime::KernelClaim claims = nullptr);
 
 // The kernel families, one per file.
+void registerAttentionKernels(KernelList &r);
 void registerBinaryKernels(KernelList &r);
 void registerConvKernels(KernelList &r);
 void registerDenseKernels(KernelList &r);

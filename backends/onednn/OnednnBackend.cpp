@@ -66,7 +66,7 @@ Error registerOnednnBackend() {
            layoutLike}))
     return e;
   KernelList r;
-  for (auto *family : {registerBinaryKernels, registerConvKernels, registerDenseKernels,
+  for (auto *family : {registerAttentionKernels, registerBinaryKernels, registerConvKernels, registerDenseKernels,
                        registerEltwiseKernels, registerMatmulKernels,
                        registerNormKernels, registerPoolKernels})
     family(r);

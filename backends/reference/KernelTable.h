@@ -56,6 +56,7 @@ void registerMathKernels(KernelTable &t);
 void registerReduceKernels(KernelTable &t);
 void registerLayerNormKernels(KernelTable &t);
 void registerMatmulKernels(KernelTable &t);
+void registerAttentionKernels(KernelTable &t);
 void registerActivationKernels(KernelTable &t);
 void registerDropoutKernels(KernelTable &t);
 void registerEncodingKernels(KernelTable &t);

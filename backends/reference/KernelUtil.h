@@ -1,5 +1,6 @@
 // Helpers shared by the reference kernels: element-type dispatch and a
-// parallel loop over independent output elements.
+// parallel loop over independent output elements, and the offsets of batch
+// matrices under broadcasting.
 #pragma once
 
 #include "backends/reference/KernelTable.h"
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 namespace dtnn::reference {
 
@@ -32,6 +34,31 @@ template <typename Body> void parallelBlocks(int64_t n, Body &&body) {
   constexpr int64_t kBlock = 4096;
   int64_t blocks = (n + kBlock - 1) / kBlock;
   parallelFor(blocks, [&](int64_t k) { body(k * kBlock, std::min(n, (k + 1) * kBlock)); });
+}
+
+// The element offset of each of `out`'s batch matrices in a tensor of batch
+// dimensions `dims` (aligned right, size 1 broadcasting), whose matrices hold
+// `matrix` elements.
+inline std::vector<int64_t> batchOffsets(const std::vector<int64_t> &out, const std::vector<int64_t> &dims,
+                                  int64_t matrix) {
+  int64_t count = 1;
+  for (int64_t d : out) count *= d;
+  std::vector<int64_t> offsets(size_t(count), 0);
+  size_t lead = out.size() - dims.size();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, offset = 0, stride = matrix;
+    for (size_t d = out.size(); d-- > 0;) {
+      int64_t index = rest % out[d];
+      rest /= out[d];
+      if (d >= lead) {
+        int64_t size = dims[d - lead];
+        if (size != 1) offset += index * stride;
+        stride *= size;
+      }
+    }
+    offsets[size_t(i)] = offset;
+  }
+  return offsets;
 }
 
 // Reads a scalar operand (learning rate, step count) of any numeric type.

@@ -6,36 +6,10 @@
 #include "backends/reference/KernelUtil.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace dtnn::reference {
 
 namespace {
-
-// The element offset of each of `out`'s batch matrices in a tensor of batch
-// dimensions `dims` (aligned right, size 1 broadcasting), whose matrices hold
-// `matrix` elements.
-std::vector<int64_t> batchOffsets(const std::vector<int64_t> &out, const std::vector<int64_t> &dims,
-                                  int64_t matrix) {
-  int64_t count = 1;
-  for (int64_t d : out) count *= d;
-  std::vector<int64_t> offsets(size_t(count), 0);
-  size_t lead = out.size() - dims.size();
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t rest = i, offset = 0, stride = matrix;
-    for (size_t d = out.size(); d-- > 0;) {
-      int64_t index = rest % out[d];
-      rest /= out[d];
-      if (d >= lead) {
-        int64_t size = dims[d - lead];
-        if (size != 1) offset += index * stride;
-        stride *= size;
-      }
-    }
-    offsets[size_t(i)] = offset;
-  }
-  return offsets;
-}
 
 template <typename T> void matmulKernel(const KernelArgs &a) {
   bool ta = a.op->attrs().getBool("transpose_a"), tb = a.op->attrs().getBool("transpose_b");

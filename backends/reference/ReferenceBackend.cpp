@@ -101,8 +101,9 @@ Error registerReferenceBackend() {
        {registerConvKernels, registerDenseKernels, registerPoolKernels, registerNormKernels,
         registerSyncNormKernels, registerShapeKernels, registerElementwiseKernels,
         registerMathKernels, registerReduceKernels, registerLayerNormKernels,
-        registerMatmulKernels, registerActivationKernels, registerDropoutKernels,
-        registerEncodingKernels, registerLossKernels, registerOptimizerKernels,
+        registerMatmulKernels, registerAttentionKernels, registerActivationKernels,
+        registerDropoutKernels, registerEncodingKernels, registerLossKernels,
+        registerOptimizerKernels,
         registerCollectiveKernels, registerFusedKernels})
     family(t);
   return t.takeError();

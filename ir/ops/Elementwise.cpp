@@ -264,7 +264,7 @@ void registerElementwiseOps(BuiltinOps &t) {
   });
   t.add({
       .name = "broadcast_like",
-      .summary = "Broadcasts x to like's type with numpy rules.",
+      .summary = "Broadcasts x to like's type with numpy rules, as x.expand_as(like).",
       .operands = {{"x"}, shapeOnly("like")},
       .attrs = {},
       .fusion = FusionClass::Broadcast,
@@ -273,8 +273,6 @@ void registerElementwiseOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = adjointGrad("sum_like"),
       .trainForm = "",
-      .role = OpRole::Backward,
-      .internal = true,
   });
 }
 

@@ -111,5 +111,6 @@ std::vector<Case> softmaxCases();    // DiffActivation.cpp
 std::vector<Case> binaryCases();     // DiffBinary.cpp
 std::vector<Case> concatCases();     // DiffBinary.cpp
 std::vector<Case> matmulCases();     // DiffMatmul.cpp
+std::vector<Case> attentionCases();  // DiffMatmul.cpp
 
 } // namespace dtnn::test::diff

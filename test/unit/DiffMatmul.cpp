@@ -1,7 +1,22 @@
-// Differential cases of matmul: batched matrix products with transposes and
-// batch dimensions that broadcast in either operand. Each result element is
-// a dot product of K terms, within 2 gamma(K) * sum|terms| (magnitude run).
+// Differential cases of matmul and attention.
+//
+// matmul: batched matrix products with transposes and batch dimensions that
+// broadcast in either operand. Each result element is a dot product of K
+// terms, within 2 gamma(K) * sum|terms| (magnitude run).
+//
+// scaled_dot_product_attention and its backward op, with and without masks.
+// The reference computes in double and rounds once; the other backend chains
+// float32 dot products (E, then S terms), a softmax whose exp is within
+// kOtherExp, and for the gradients three more products of S or L terms.
+// Inputs are in [-1, 1], E and S at most 16, so the scores are at most
+// sqrt(E) in magnitude; the bound used is relative to the largest magnitude
+// the result can have (sum over the softmax-weighted terms of |v| or |dy|
+// scaled accordingly), with a factor for the chained products, checked
+// against the magnitude run.
 #include "DiffCases.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace dtnn::test::diff {
 
@@ -33,6 +48,73 @@ std::vector<Case> matmulCases() {
     c.magnitudeRun = true;
     c.tolerance = sumOfTerms(static_cast<double>(k));
     cases.push_back(c);
+  }
+  return cases;
+}
+
+// Each output within 4 (gamma(terms) + kOtherExp) times (1 + its largest
+// magnitude): a perturbation d of a score moves its probability by
+// about d relative, and the outputs are sums of probabilities (or their
+// gradients) times values bounded by the output's magnitude.
+Tolerance chainedProducts(double terms) {
+  return [terms](const Eval &e) {
+    Allowed a;
+    for (const auto &out : e.exact) {
+      double top = 0;
+      for (double v : out) top = std::max(top, std::abs(v));
+      a.emplace_back(out.size(), 4 * (gamma(terms) + kOtherExp) * (1 + top));
+    }
+    return a;
+  };
+}
+
+std::vector<Case> attentionCases() {
+  struct Shape {
+    std::vector<int64_t> batch;
+    int64_t l, s, e, ev;
+    bool causal;
+    std::vector<int64_t> mask; // empty: none
+    double scale;
+  };
+  const std::vector<Shape> shapes = {
+      {{2, 3}, 5, 7, 4, 6, false, {}, 0},        {{2}, 6, 6, 8, 8, true, {}, 0},
+      {{2, 2}, 4, 5, 3, 3, false, {2, 1, 1, 5}, 0.5}, {{3}, 5, 5, 4, 2, true, {5, 5}, 0},
+      {{1, 2}, 3, 9, 16, 5, false, {1, 2, 3, 9}, 0}, {{2}, 4, 6, 5, 5, false, {6}, 0},
+      {{2}, 5, 3, 4, 4, true, {5, 1}, 0}};
+  std::vector<Case> cases;
+  Rng rng{0xa77e};
+  for (const Shape &s : shapes) {
+    auto dims = [&](int64_t rows, int64_t cols) {
+      std::vector<int64_t> d = s.batch;
+      d.push_back(rows);
+      d.push_back(cols);
+      return d;
+    };
+    std::vector<int64_t> qd = dims(s.l, s.e), kd = dims(s.s, s.e), vd = dims(s.s, s.ev),
+                         yd = dims(s.l, s.ev);
+    std::string attrs = std::string(" {is_causal=") + (s.causal ? "true" : "false") +
+                        ", scale=" + std::to_string(s.scale) + "}";
+    std::string label = "q=" + dimsText(qd) + " k=" + dimsText(kd) + " v=" + dimsText(vd) +
+                        (s.mask.empty() ? "" : " mask=" + dimsText(s.mask)) + attrs;
+    auto q = rng.values(numel(qd), -1, 1), k = rng.values(numel(kd), -1, 1),
+         v = rng.values(numel(vd), -1, 1), dy = rng.values(numel(yd), -1, 1);
+    std::vector<Operand> ops = {input("q", qd, q), input("k", kd, k), input("v", vd, v)};
+    std::string mask = s.mask.empty() ? "" : ", %m";
+    if (!s.mask.empty()) ops.push_back(input("m", s.mask, rng.values(numel(s.mask), -2, 0)));
+    // Errors grow with the chain of products; every result is bounded by
+    // the largest |v| or |dy| times the sizes below, which the bound scales.
+    double terms = double(s.e + s.s + s.l);
+    Case fwd = oneOp("scaled_dot_product_attention", label, ops,
+                     "scaled_dot_product_attention %q, %k, %v" + mask + attrs, {yd});
+    fwd.tolerance = chainedProducts(terms);
+    cases.push_back(fwd);
+    std::vector<Operand> bops = {input("dy", yd, dy)};
+    bops.insert(bops.end(), ops.begin(), ops.end());
+    Case bwd = oneOp("scaled_dot_product_attention_backward", label, bops,
+                     "scaled_dot_product_attention_backward %dy, %q, %k, %v" + mask + attrs,
+                     {qd, kd, vd});
+    bwd.tolerance = chainedProducts(terms);
+    cases.push_back(bwd);
   }
   return cases;
 }

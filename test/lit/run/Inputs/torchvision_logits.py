@@ -3,7 +3,7 @@
     torchvision_logits.py ARCH MODEL.dtnn DTNNC DTNN_RUN WORKDIR
 
 It builds torchvision's ARCH with random weights and random batch norm statistics (so that
-inference uses them), converts its state_dict with tools/torchvision_weights.py, runs
+inference uses them; a vision transformer's class token and head, zero at first, are drawn too), converts its state_dict with tools/torchvision_weights.py, runs
 `dtnn-run --init-from --predict` on a random batch of two images, and compares the logits with
 torchvision's in eval mode: the largest difference must stay within float32 rounding of the
 logits' scale (1e-4 of the largest magnitude). It also converts the weights back (to-torch)
@@ -34,6 +34,11 @@ def main(arch, model, dtnnc, dtnn_run, work):
                 m.bias.uniform_(-0.5, 0.5)
                 m.running_mean.uniform_(-0.5, 0.5)
                 m.running_var.uniform_(0.5, 1.5)
+        # A vision transformer starts with a zero class token and a zero head, whose logits
+        # would all be zero: draw them.
+        for name, p in net.named_parameters():
+            if name == "class_token" or name.startswith("heads."):
+                p.normal_(std=0.02)
     net.eval()
     state_path = os.path.join(work, arch + ".pth")
     torch.save(net.state_dict(), state_path)
