@@ -17,7 +17,8 @@ Usage (from anywhere; paths are relative to the repository root):
            --keep                                    keep the temporary folder (model copies, logs)
 
 Models: mlp, lenet, vgg_cifar, resnet20 (examples/*.dtnn) at batch 64 and mobilenet_v2 at
-batch 16 (224x224); inference uses the same batch by default. Each is run as separate
+batch 16 (224x224); inference uses the same batch by default. vit_b_16 (torchvision's, as the
+tests write it) runs only when named: training at batch 8, inference at batch 1. Each is run as separate
 processes, both sides in every repeat (the order of the sides alternates), and the table
 shows medians over the repeats:
 
@@ -100,7 +101,11 @@ MODELS = {
                      steps=12, infer=20, latency=60),
     "mobilenet_v2": dict(file="examples/mobilenet_v2.dtnn", shape=(3, 224, 224), classes=1000,
                          batch=16, steps=2, infer=2, latency=20),
+    "vit_b_16": dict(file="test/lit/run/Inputs/torchvision/vit_b_16.dtnn", shape=(3, 224, 224),
+                     classes=1000, batch=8, infer_batch=1, steps=2, infer=8, latency=8),
 }
+# Run only when asked for (--models vit_b_16): a repeat of it takes several minutes.
+OPTIONAL = ("vit_b_16",)
 QUICK = dict(steps=2, infer=2, repeat=1, torch_warmup=1, torch_infer_warmup=1, latency_reps=3)
 
 
@@ -147,7 +152,8 @@ def model_list(parser, text):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: all five)")
+    p.add_argument("--models", default=",".join(m for m in MODELS if m not in OPTIONAL),
+                   help="comma-separated (default: all but vit_b_16)")
     p.add_argument("--repeat", type=int, default=None, help="repeats (default 7; --quick 1)")
     p.add_argument("--steps", default=None, help="timed training steps: N, or NAME=N,...")
     p.add_argument("--infer-batches", default=None, help="timed inference batches: N, or NAME=N,...")
@@ -224,11 +230,15 @@ def fma_peak(build_dir, threads):
 
 
 def synthetic_copy(src, dst, shape, classes, train_size, test_size, batch):
-    """Writes src with its train section's data, batch, optimizer, schedule and metrics set."""
+    """Writes src with its train section's data, batch, optimizer, schedule and metrics set
+    (a file without one, as the torchvision tests' models, gets one for its model)."""
     text = open(src).read()
+    if not re.search(r"^\s*train\s+\w+\s*\{", text, re.M):
+        model = re.search(r"^model\s+(\w+)", text, re.M)
+        if not model:
+            raise SystemExit(f"compare.py: {src} has no model")
+        text += f"\ntrain {model.group(1)} {{\n  loss = softmax_cross_entropy\n}}\n"
     m = re.search(r"^\s*train\s+\w+\s*\{", text, re.M)
-    if not m:
-        raise SystemExit(f"compare.py: {src} has no train section")
     start, end = m.end(), text.index("}", m.end())
     body = text[start:end]
     data = (f"data = synthetic(shape=[{','.join(map(str, shape))}], classes={classes}, "
@@ -416,7 +426,10 @@ def med(values):
 
 
 def fmt(v, digits=0):
-    return "n/a" if v is None else f"{v:,.{digits}f}"
+    """v with `digits` decimals, or two where a smaller number would round away its value."""
+    if v is None:
+        return "n/a"
+    return f"{v:,.{2 if digits == 0 and abs(v) < 10 else digits}f}"
 
 
 def ratio(x, y):
@@ -518,7 +531,7 @@ def main():
         cfg = dict(MODELS[name])
         if a.batch:
             cfg["batch"] = a.batch
-        cfg["infer_batch"] = a.infer_batch or cfg["batch"]
+        cfg["infer_batch"] = a.infer_batch or cfg.get("infer_batch", cfg["batch"])
         cfg["steps"] = a.steps.get(name, QUICK["steps"] if a.quick else cfg["steps"])
         cfg["infer"] = a.infer_batches.get(name, QUICK["infer"] if a.quick else cfg["infer"])
         cfgs[name] = cfg

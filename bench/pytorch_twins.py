@@ -51,6 +51,7 @@ MODELS = {
     "vgg_cifar": ("examples/vgg_cifar.dtnn", (3, 32, 32), 10),
     "resnet20": ("examples/resnet20.dtnn", (3, 32, 32), 10),
     "mobilenet_v2": ("examples/mobilenet_v2.dtnn", (3, 224, 224), 1000),
+    "vit_b_16": ("test/lit/run/Inputs/torchvision/vit_b_16.dtnn", (3, 224, 224), 1000),
 }
 
 
@@ -136,12 +137,13 @@ def build(model, nn):
                              nn.Linear(512, 10))
     if model == "resnet20":  # examples/resnet20.dtnn with examples/std/resnet.dtnn
         return resnet_cifar(nn, [3, 3, 3], [16, 32, 64], 10)
-    if model == "mobilenet_v2":  # examples/mobilenet_v2.dtnn
+    if model in ("mobilenet_v2", "vit_b_16"):  # the torchvision models of the same names
         import torchvision
+        build = getattr(torchvision.models, model)
         try:
-            return torchvision.models.mobilenet_v2(weights=None, num_classes=1000)
+            return build(weights=None, num_classes=1000)
         except TypeError:  # torchvision before 0.13
-            return torchvision.models.mobilenet_v2(pretrained=False, num_classes=1000)
+            return build(pretrained=False, num_classes=1000)
     raise KeyError(model)
 
 

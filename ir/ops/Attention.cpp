@@ -68,7 +68,8 @@ Expected<TensorType> attentionResult(InferCtx &ctx, size_t first) {
   }
   double scale = ctx.attrs.getFloat("scale");
   if (!std::isfinite(scale) || scale < 0)
-    return ctx.fail(op + " scale must be a finite positive number (0 takes 1/sqrt(E))");
+    return ctx.fail(op + " scale must be positive and finite, or 0 for 1/sqrt(E), got " +
+                    std::to_string(scale));
   std::vector<int64_t> y(q.dims.begin(), q.dims.end() - 1);
   y.push_back(v.dims[r - 1]);
   return TensorType(q.dtype, y);

@@ -3,7 +3,9 @@
 // first, as a.transpose(-2, -1)), and the dimensions before them are batch
 // dimensions that broadcast with numpy's rules ([?,H,T,D] times [?,H,D,T],
 // or [?,T,D] times a [D,E] weight). The gradient is two matrix products,
-// each summed back over the batch dimensions its operand broadcast along.
+// each summed back over the batch dimensions its operand broadcast along; a
+// 2-d b that every matrix of a shares takes dense's weight gradient, which
+// sums over all rows at once.
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
@@ -77,7 +79,14 @@ Error gradMatmul(GradCtx &ctx) {
     Value *g = ta ? product(ctx.b, b, dy, tb, true) : product(ctx.b, dy, b, false, !tb);
     if (!(ctx.dx[0] = reduceTo(ctx.b, g, a))) return ctx.b.takeError();
   }
-  if (ctx.needed[1]) {
+  if (ctx.needed[1] && b->type().rank() == 2 && a->type().rank() > 2 && !ta) {
+    // A weight shared by every matrix of the batch (x w^T, as nn.Linear): its gradient sums
+    // over all rows of a and dy at once, as dense's does, instead of a product per matrix
+    // summed afterwards.
+    Value *g = tb ? ctx.b.create1("dense_backward_weights", {dy, a})
+                  : ctx.b.create1("dense_backward_weights", {a, dy});
+    if (!(ctx.dx[1] = g)) return ctx.b.takeError();
+  } else if (ctx.needed[1]) {
     Value *g = tb ? product(ctx.b, dy, a, true, ta) : product(ctx.b, a, dy, !ta, false);
     if (!(ctx.dx[1] = reduceTo(ctx.b, g, b))) return ctx.b.takeError();
   }

@@ -79,6 +79,11 @@ TEST(GradMatmul, TransposesAndBroadcasting) {
                        "graph @f(%x: f64[2,3,4]) -> f64[2,3,2] {\n"
                        "  %0 = matmul %x, @w : f64[2,3,2]\n"
                        "  return %0\n}\n");
+  // x w^T with a shared 2-d w, as an attention block's projections: w's gradient is dense's.
+  expectGradientsMatch("param @w : f64[2,4] init=he_uniform\n"
+                       "graph @f(%x: f64[2,3,4]) -> f64[2,3,2] {\n"
+                       "  %0 = matmul %x, @w {transpose_b=true} : f64[2,3,2]\n"
+                       "  return %0\n}\n");
 }
 
 } // namespace

@@ -116,11 +116,12 @@ TEST(OpCoverage, RolesAndVisibilityAreDeclared) {
       EXPECT_TRUE(t.lookup(def->trainForm)->internal) << n;
     }
   }
-  for (const char *n : {"fill", "sum_like", "broadcast_like", "reshape_like", "allreduce_start",
+  for (const char *n : {"fill", "sum_like", "reshape_like", "allreduce_start",
                         "allreduce_wait", "batchnorm_fold"})
     EXPECT_TRUE(t.lookup(n)->internal) << n;
   for (const char *n : {"conv2d", "dense", "relu", "batchnorm", "dropout", "drop_path", "concat",
-                        "softmax_cross_entropy", "accuracy", "scale", "slice"})
+                        "softmax_cross_entropy", "accuracy", "scale", "slice", "broadcast_like",
+                        "matmul", "scaled_dot_product_attention"})
     EXPECT_FALSE(t.lookup(n)->internal) << n;
   EXPECT_EQ(t.lookup("softmax_cross_entropy")->role, ir::OpRole::Metric);
   EXPECT_EQ(t.lookup("accuracy")->role, ir::OpRole::Metric);

@@ -16,6 +16,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+def attention(q, k, v, mask=None, causal=False, scale=None):
+    """F.scaled_dot_product_attention, which this torch may not have, written out."""
+    scores = torch.matmul(q, k.transpose(-2, -1)) * (scale or q.shape[-1] ** -0.5)
+    if mask is not None:
+        scores = scores + mask
+    if causal:
+        hidden = torch.ones(q.shape[-2], k.shape[-2]).triu(1).bool()
+        scores = scores.masked_fill(hidden, float("-inf"))
+    return torch.matmul(scores.softmax(-1), v)
+
+
 EXPECTED = {
     "Adaptive": lambda x: F.adaptive_avg_pool2d(x, (4, 5)),
     "AdaptiveRows": lambda x: F.adaptive_avg_pool2d(x, (3, 9)),
@@ -32,6 +43,9 @@ EXPECTED = {
     "LayerNormByHand": lambda x: F.layer_norm(x, [9]),
     "MatmulTransposed": lambda x: 2 * torch.matmul(x, x.transpose(-2, -1)),
     "MatmulGram": lambda x: torch.matmul(x.transpose(-2, -1), x),
+    "AttentionPlain": lambda x: attention(x, x * 0.5, x),
+    "AttentionCausal": lambda x: attention(x, x, x.exp(), causal=True, scale=0.3),
+    "AttentionMask": lambda x: attention(x, x, x, mask=torch.matmul(x, x.transpose(-2, -1)) * 0.1),
 }
 
 
