@@ -161,6 +161,7 @@ void registerBinaryKernels(KernelList &r);
 void registerConvKernels(KernelList &r);
 void registerDenseKernels(KernelList &r);
 void registerEltwiseKernels(KernelList &r);
+void registerLayerNormKernels(KernelList &r);
 void registerMatmulKernels(KernelList &r);
 void registerNormKernels(KernelList &r);
 void registerPoolKernels(KernelList &r);

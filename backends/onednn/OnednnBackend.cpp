@@ -66,9 +66,9 @@ Error registerOnednnBackend() {
            layoutLike}))
     return e;
   KernelList r;
-  for (auto *family : {registerAttentionKernels, registerBinaryKernels, registerConvKernels, registerDenseKernels,
-                       registerEltwiseKernels, registerMatmulKernels,
-                       registerNormKernels, registerPoolKernels})
+  for (auto *family : {registerAttentionKernels, registerBinaryKernels, registerConvKernels,
+                       registerDenseKernels, registerEltwiseKernels, registerLayerNormKernels,
+                       registerMatmulKernels, registerNormKernels, registerPoolKernels})
     family(r);
   return std::move(r.error);
 }

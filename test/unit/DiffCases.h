@@ -112,5 +112,6 @@ std::vector<Case> binaryCases();     // DiffBinary.cpp
 std::vector<Case> concatCases();     // DiffBinary.cpp
 std::vector<Case> matmulCases();     // DiffMatmul.cpp
 std::vector<Case> attentionCases();  // DiffMatmul.cpp
+std::vector<Case> layerNormCases();  // DiffMatmul.cpp
 
 } // namespace dtnn::test::diff

@@ -1,4 +1,4 @@
-// Differential cases of matmul and attention.
+// Differential cases of matmul, attention and layer normalization.
 //
 // matmul: batched matrix products with transposes and batch dimensions that
 // broadcast in either operand. Each result element is a dot product of K
@@ -114,6 +114,50 @@ std::vector<Case> attentionCases() {
                      "scaled_dot_product_attention_backward %dy, %q, %k, %v" + mask + attrs,
                      {qd, kd, vd});
     bwd.tolerance = chainedProducts(terms);
+    cases.push_back(bwd);
+  }
+  return cases;
+}
+
+// layernorm and layernorm_backward over one or two trailing axes of width W, with R rows. The
+// statistics are sums of W terms (2W for the variance, with the mean's error); x-hat errs by
+// about gamma(2W) (1 + |x-hat|) and each output is x-hat or a sum of W or R products with it,
+// so the bound is 4 gamma(2W + R + 10) times (1 + the output's largest magnitude).
+std::vector<Case> layerNormCases() {
+  struct Shape {
+    std::vector<int64_t> x;
+    int64_t axes;
+  };
+  const std::vector<Shape> shapes = {
+      {{2, 5, 12}, 1}, {{3, 4, 6}, 2}, {{4, 33}, 1}, {{2, 3, 2, 16}, 1}};
+  std::vector<Case> cases;
+  Rng rng{0x1a7e};
+  for (const Shape &s : shapes) {
+    std::vector<int64_t> affine(s.x.end() - s.axes, s.x.end());
+    int64_t w = numel(affine), rows = numel(s.x) / w;
+    std::string attrs = " {axes=" + std::to_string(s.axes) + ", eps=0.001}";
+    std::string label = "x=" + dimsText(s.x) + attrs;
+    auto x = rng.values(numel(s.x), -1, 1), dy = rng.values(numel(s.x), -1, 1);
+    auto g = rng.values(w, 0.5, 1.5), b = rng.values(w, -0.5, 0.5);
+    double terms = double(2 * w + rows + 10);
+    Tolerance t = [terms](const Eval &e) {
+      Allowed a;
+      for (const auto &out : e.exact) {
+        double top = 0;
+        for (double v : out) top = std::max(top, std::abs(v));
+        a.emplace_back(out.size(), 4 * gamma(terms) * (1 + top));
+      }
+      return a;
+    };
+    Case fwd = oneOp("layernorm", label,
+                     {input("x", s.x, x), param("g", affine, g), param("b", affine, b)},
+                     "layernorm %x, @g, @b" + attrs, {s.x});
+    fwd.tolerance = t;
+    cases.push_back(fwd);
+    Case bwd = oneOp("layernorm_backward", label,
+                     {input("dy", s.x, dy), input("x", s.x, x), param("g", affine, g)},
+                     "layernorm_backward %dy, %x, @g" + attrs, {s.x, affine, affine});
+    bwd.tolerance = t;
     cases.push_back(bwd);
   }
   return cases;

@@ -32,7 +32,7 @@ std::vector<Case> allCases() {
   std::vector<Case> all;
   for (auto gen : {convCases, denseCases, poolCases, batchNormCases, batchNormFoldCases,
                    activationCases, softmaxCases,
-                   binaryCases, concatCases, matmulCases, attentionCases}) {
+                   binaryCases, concatCases, matmulCases, attentionCases, layerNormCases}) {
     std::vector<Case> cs = gen();
     all.insert(all.end(), cs.begin(), cs.end());
   }
@@ -57,6 +57,7 @@ TEST(Differential, Binary) { runFamily("Binary", binaryCases()); }
 TEST(Differential, Concat) { runFamily("Concat", concatCases()); }
 TEST(Differential, Matmul) { runFamily("Matmul", matmulCases()); }
 TEST(Differential, Attention) { runFamily("Attention", attentionCases()); }
+TEST(Differential, LayerNorm) { runFamily("LayerNorm", layerNormCases()); }
 
 // ---------------------------------------------------------------------------
 // Kernels running in place. The op table lets an activation's result (and
