@@ -5,6 +5,7 @@
 #include "frontend/PyTorchNames.h"
 
 #include "frontend/Resolve.h"
+#include "ir/InitSpec.h"
 #include "ir/OpTable.h"
 
 #include <filesystem>
@@ -371,6 +372,15 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
       error(loc, "missing argument '" + s.name + "' for '" + def.name + "'");
       ok = false;
     }
+  // An initializer is checked here, where its argument is, not when the run starts.
+  for (const auto &[name, at] : argLocs)
+    if (name == "init" || name.ends_with("_init")) {
+      Expected<ir::InitSpec> spec = ir::parseInitSpec(values.getString(name));
+      if (!spec) {
+        error(at, "'" + name + "' of '" + def.name + "': " + spec.error().message());
+        ok = false;
+      }
+    }
   if (!ok) return Val::poison();
   for (const Val &t : tensors)
     if (t.isPoison()) return Val::poison();
@@ -384,6 +394,8 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
   for (const auto &s : def.layer->args)
     layerArgs.set(s.name, values.find(s.name) ? *values.find(s.name) : *s.defaultValue);
   ir::LayerCtx ctx{inputTypes, layerArgs, {}, {}, {}};
+  for (const auto &[name, at] : argLocs) ctx.given.insert(name);
+  ctx.pytorchInit = pytorchInit_;
   if (Error e = def.layer->build(ctx)) {
     auto at = argLocs.find(ctx.errorArg);
     std::vector<Diagnostic> notes;

@@ -4,8 +4,8 @@
 
 namespace dtnn::frontend {
 
-Elaborator::Elaborator(const Program &program, DiagnosticEngine &diags)
-    : program_(program), diags_(diags) {}
+Elaborator::Elaborator(const Program &program, DiagnosticEngine &diags, bool pytorchInit)
+    : program_(program), diags_(diags), pytorchInit_(pytorchInit) {}
 
 Diagnostic Elaborator::note(const SourceLoc &loc, std::string message) const {
   return {Severity::Note, loc, std::move(message), {}};

@@ -44,7 +44,8 @@ bool isTensorMath(const std::string &name);
 
 class Elaborator {
 public:
-  Elaborator(const Program &program, DiagnosticEngine &diags);
+  // pytorchInit: layers given no init= take PyTorch's defaults (init_defaults = pytorch).
+  Elaborator(const Program &program, DiagnosticEngine &diags, bool pytorchInit = false);
 
   // Builds the module of one model; null after reporting errors.
   std::unique_ptr<ir::Module> buildModel(const ModelDecl &model);
@@ -146,6 +147,7 @@ private:
 
   const Program &program_;
   DiagnosticEngine &diags_;
+  bool pytorchInit_ = false;
   std::unique_ptr<ir::Module> module_;
   ir::Graph *graph_ = nullptr;
   std::vector<Frame> frames_;

@@ -221,11 +221,17 @@ std::unique_ptr<ir::Module> compileLoaded(const std::string &name, std::string t
   resolveNames(program, diags);
   const ModelDecl *model = selectModel(main, opts, diags);
   if (!model || diags.hasErrors()) return nullptr;
-  Elaborator elab(program, diags);
+  // The train section first: its init_defaults decides how the layers are built.
+  ir::AttrMap config;
+  for (const auto &t : main.trains)
+    if (t->model == model->name) evalTrainSection(*t, config, diags);
+  const ir::AttrValue *init = config.find("init_defaults");
+  bool pytorchInit = init && std::holds_alternative<std::string>(*init) &&
+                     std::get<std::string>(*init) == "pytorch";
+  Elaborator elab(program, diags, pytorchInit);
   auto module = elab.buildModel(*model);
   if (!module) return nullptr;
-  for (const auto &t : main.trains)
-    if (t->model == model->name) evalTrainSection(*t, module->trainConfig(), diags);
+  module->trainConfig() = std::move(config);
   if (diags.hasErrors()) return nullptr;
   return module;
 }

@@ -7,6 +7,7 @@
 // torch.log, torch.erf, torch.pow with a number exponent).
 #include "frontend/Elaborator.h"
 
+#include "ir/InitSpec.h"
 #include "ir/OpTable.h"
 
 #include <algorithm>
@@ -428,6 +429,8 @@ Val Elaborator::callParam(const SourceLoc &loc, std::vector<EvArg> &args) {
       return fail(initArg->loc, "'init' of 'param' must be an initializer's name, got " +
                                     describe(initArg->value));
     init = initArg->value.s;
+    Expected<ir::InitSpec> spec = ir::parseInitSpec(init);
+    if (!spec) return fail(initArg->loc, "'init' of 'param': " + spec.error().message());
   }
   ir::TensorType type(ir::DType::F32, dims);
   std::string full = frame().prefix + local;

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,16 @@ struct LayerCtx {
   AttrMap attrs;
   std::vector<ParamSpec> params;
   std::string errorArg; // the argument at fault, if any
+  // The arguments the call gave, and whether a layer given no initializer takes PyTorch's
+  // (the train setting init_defaults = pytorch).
+  std::set<std::string> given;
+  bool pytorchInit = false;
+
+  // The initializer of argument `arg`: the call's, else PyTorch's default `pytorch` when
+  // pytorchInit, else the argument's declared default.
+  std::string initializer(const std::string &arg, const std::string &pytorch) const {
+    return pytorchInit && !given.count(arg) ? pytorch : args.getString(arg);
+  }
 
   // Records the argument at fault and returns a failure with `message`.
   Error fail(std::string message, std::string arg = "") {

@@ -1,5 +1,7 @@
 #include "ir/OpTable.h"
 
+#include "ir/InitSpec.h"
+
 #include "ir/OpRegistry.h"
 
 #include "ir/IR.h"
@@ -123,6 +125,7 @@ Error registerBuiltinOps() {
   static bool done = false;
   if (done) return Error::success();
   done = true;
+  if (Error e = registerInitDefaults()) return e;
   BuiltinOps t;
   registerConvOps(t);
   registerDenseOps(t);

@@ -60,6 +60,7 @@ SettingCall *callOf(RunSettings &s, const std::string &key) {
   if (key == "loss") return &s.loss;
   if (key == "data") return &s.data;
   if (key == "schedule") return &s.schedule;
+  if (key == "init_defaults") return &s.initDefaults;
   return nullptr;
 }
 
@@ -74,6 +75,7 @@ const std::vector<RunSettingDef> &runSettingDefs() {
       {"data", K::Choice, "the data source", 0, "data-source", "NAME", "data source", {"data"}},
       {"early_stopping", K::Choice, "", 0, "", "", "early stopping", {"early_stopping"}},
       {"epochs", K::Count, "epochs to train", 0, "epochs", "N"},
+      {"init_defaults", K::Choice, "", 0, "", "", "initialization", {"init_defaults"}},
       {"loss", K::Choice, "", 0, "", "", "loss", {"loss"}},
       {"metrics", K::Metrics, ""},
       {"optimizer", K::Choice, "the optimizer", 0, "optimizer",

@@ -70,6 +70,8 @@ struct RunSettings {
   SettingCall loss{defaultSettingChoice("loss"), {}};
   SettingCall data{defaultSettingChoice("data"), {}};
   SettingCall schedule{defaultSettingChoice("schedule"), {}};
+  // Read by the compiler, which builds the layers (frontend/Frontend.cpp).
+  SettingCall initDefaults{defaultSettingChoice("init_defaults"), {}};
   std::optional<AttrMap> earlyStopping; // the arguments of early_stopping(...)
   std::vector<std::string> metrics{defaultSettingChoice("metrics")}; // the default first, no repeats
 };

@@ -1,6 +1,6 @@
 #include "runtime/Init.h"
 
-#include "ir/Diagnostics.h"
+#include "ir/InitSpec.h"
 #include "runtime/Random.h"
 
 #include <algorithm>
@@ -10,32 +10,21 @@ namespace dtnn::runtime {
 
 namespace {
 
-enum class Dist { Uniform, Normal, Constant };
-
-// How one initializer draws: the distribution and its bound, standard
-// deviation or constant as a function of the fans.
-struct InitRule {
-  const char *name;
-  Dist dist;
-  double (*scale)(Fans f);
-};
-
-const InitRule kRules[] = {
-    {"glorot_normal", Dist::Normal, [](Fans f) { return std::sqrt(2.0 / double(f.in + f.out)); }},
-    {"glorot_uniform", Dist::Uniform, [](Fans f) { return std::sqrt(6.0 / double(f.in + f.out)); }},
-    {"he_normal", Dist::Normal, [](Fans f) { return std::sqrt(2.0 / double(f.in)); }},
-    {"he_uniform", Dist::Uniform, [](Fans f) { return std::sqrt(6.0 / double(f.in)); }},
-    {"lecun_normal", Dist::Normal, [](Fans f) { return std::sqrt(1.0 / double(f.in)); }},
-    {"lecun_uniform", Dist::Uniform, [](Fans f) { return std::sqrt(3.0 / double(f.in)); }},
-    {"ones", Dist::Constant, [](Fans) { return 1.0; }},
-    {"zeros", Dist::Constant, [](Fans) { return 0.0; }},
-};
-
-template <typename T> void fill(T *p, int64_t n, const InitRule &rule, double scale, Random &rng) {
+// Draws `n` values of `d`. A symmetric uniform draws b (2u - 1), a truncated normal redraws
+// until the value falls within [a, b] (torch.nn.init.trunc_normal_'s distribution).
+template <typename T> void fill(T *p, int64_t n, const ir::InitDraw &d, Random &rng) {
   for (int64_t i = 0; i < n; ++i) {
-    double v = scale;
-    if (rule.dist == Dist::Uniform) v = scale * (2.0 * rng.uniform() - 1.0);
-    if (rule.dist == Dist::Normal) v = scale * rng.normal();
+    double v = d.a;
+    if (d.kind == ir::InitDraw::Uniform)
+      v = d.a == -d.b ? d.b * (2.0 * rng.uniform() - 1.0) : d.a + (d.b - d.a) * rng.uniform();
+    if (d.kind == ir::InitDraw::Normal) v = d.mean + d.std * rng.normal();
+    if (d.kind == ir::InitDraw::TruncatedNormal) {
+      // Most draws are kept; a bound many deviations from the mean stops retrying and clamps.
+      v = d.mean + d.std * rng.normal();
+      for (int tries = 0; (v < d.a || v > d.b) && tries < 100; ++tries)
+        v = d.mean + d.std * rng.normal();
+      v = std::clamp(v, d.a, d.b);
+    }
     p[i] = static_cast<T>(v);
   }
 }
@@ -50,25 +39,12 @@ Fans computeFans(const std::vector<int64_t> &dims) {
   return {dims[1] * receptive, dims[0] * receptive};
 }
 
-std::vector<std::string> initializerNames() {
-  std::vector<std::string> names;
-  for (const InitRule &r : kRules) names.push_back(r.name);
-  return names;
-}
+std::vector<std::string> initializerNames() { return ir::initializerNames(); }
 
 Error initializeParam(const std::string &init, const ir::TensorType &type, uint64_t seed,
                       const std::string &paramName, Tensor &out) {
-  const InitRule *rule = nullptr;
-  for (const InitRule &r : kRules)
-    if (init == r.name) rule = &r;
-  if (!rule) {
-    std::string msg = "parameter @" + paramName + ": unknown initializer '" + init + "'";
-    std::string hint = closestMatch(init, initializerNames());
-    if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
-    msg += " (known initializers:";
-    for (const std::string &n : initializerNames()) msg += " " + n;
-    return Error::make(msg + ")");
-  }
+  Expected<ir::InitSpec> spec = ir::parseInitSpec(init);
+  if (!spec) return Error::make("parameter @" + paramName + ": " + spec.error().message());
   if (!type.isStatic())
     return Error::make("parameter @" + paramName + ": cannot initialize " + type.str() +
                        ", whose shape is not static");
@@ -80,12 +56,12 @@ Error initializeParam(const std::string &init, const ir::TensorType &type, uint6
   Fans fans = computeFans(type.dims);
   fans.in = std::max<int64_t>(fans.in, 1);
   fans.out = std::max<int64_t>(fans.out, 1);
-  double scale = rule->scale(fans);
+  ir::InitDraw draw = spec->draw(fans.in, fans.out);
   Random rng(seed, stableHash(paramName));
   if (type.dtype == ir::DType::F32)
-    fill(out.data<float>(), out.numel(), *rule, scale, rng);
+    fill(out.data<float>(), out.numel(), draw, rng);
   else
-    fill(out.data<double>(), out.numel(), *rule, scale, rng);
+    fill(out.data<double>(), out.numel(), draw, rng);
   return Error::success();
 }
 

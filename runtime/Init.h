@@ -22,21 +22,12 @@ struct Fans {
 };
 Fans computeFans(const std::vector<int64_t> &dims);
 
-// Names of the supported initializers, sorted.
+// Names of the supported initializers, sorted (ir/InitSpec.h).
 std::vector<std::string> initializerNames();
 
-// Fills `out` with initializer `init` for a parameter of static type `type`
-// (f32 or f64); `out` is reallocated when its type differs. The values depend
-// only on (seed, stableHash(paramName)) and the type.
-//   he_uniform     U(-b, b), b = sqrt(6 / fan_in)          (Kaiming uniform)
-//   he_normal      N(0, s),  s = sqrt(2 / fan_in)
-//   glorot_uniform U(-b, b), b = sqrt(6 / (fan_in + fan_out)) (Xavier)
-//   glorot_normal  N(0, s),  s = sqrt(2 / (fan_in + fan_out))
-//   lecun_uniform  U(-b, b), b = sqrt(3 / fan_in)
-//   lecun_normal   N(0, s),  s = sqrt(1 / fan_in)
-//   zeros, ones    constants
-// The normal initializers draw from the plain normal distribution; they are
-// not truncated.
+// Fills `out` with initializer `init` (a name or a call, ir/InitSpec.h) for a parameter of
+// static type `type` (f32 or f64); `out` is reallocated when its type differs. The values
+// depend only on (seed, stableHash(paramName)) and the type. The fans are computeFans's.
 Error initializeParam(const std::string &init, const ir::TensorType &type, uint64_t seed,
                       const std::string &paramName, Tensor &out);
 

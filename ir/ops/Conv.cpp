@@ -1,6 +1,7 @@
 // Convolution: conv2d, with stride, padding, dilation and groups (depthwise
 // when groups equals the input channels), and its backward ops.
 #include "ir/Builder.h"
+#include "ir/InitSpec.h"
 #include "ir/OpTable.h"
 #include "ir/ops/FusedActivation.h"
 #include "ir/ops/ShapeUtil.h"
@@ -209,9 +210,12 @@ Error buildConv2d(LayerCtx &ctx) {
   ctx.attrs.set("dilation", *dil);
   ctx.attrs.set("groups", groups);
   ctx.params.push_back({"weight", TensorType(x.dtype, {k, c / groups, (*kernel)[0], (*kernel)[1]}),
-                        ctx.args.getString("init"), true});
+                        ctx.initializer("init", pytorchWeightInit()), true});
   if (ctx.args.getBool("bias"))
-    ctx.params.push_back({"bias", TensorType(x.dtype, {k}), "zeros", true});
+    ctx.params.push_back(
+        {"bias", TensorType(x.dtype, {k}),
+         ctx.initializer("bias_init", pytorchBiasInit(c / groups * (*kernel)[0] * (*kernel)[1])),
+         true});
   return Error::success();
 }
 
@@ -254,7 +258,8 @@ void registerConvOps(BuiltinOps &t) {
                           {"dilation", AttrKind::Ints, AttrValue(std::vector<int64_t>{1})},
                           {"groups", AttrKind::Int, AttrValue(int64_t{1})},
                           {"bias", AttrKind::Bool, AttrValue(true)},
-                          {"init", AttrKind::String, AttrValue(std::string("he_normal"))}},
+                          {"init", AttrKind::String, AttrValue(std::string("he_normal"))},
+                          {"bias_init", AttrKind::String, AttrValue(std::string("zeros"))}},
                          buildConv2d},
       .grad = gradConv2d,
       .trainForm = "",

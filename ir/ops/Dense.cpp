@@ -1,6 +1,7 @@
 // Fully connected layer: dense, y = x * weight^T + bias over [N,K] inputs,
 // and the three ops of its gradient.
 #include "ir/Builder.h"
+#include "ir/InitSpec.h"
 #include "ir/OpTable.h"
 #include "ir/ops/FusedActivation.h"
 #include "ir/ops/ShapeUtil.h"
@@ -154,7 +155,7 @@ Error gradDense(GradCtx &ctx) {
   return Error::success();
 }
 
-// dense(units, bias=true, init="he_normal")
+// dense(units, bias=true, init="he_normal", bias_init="zeros")
 Error buildDense(LayerCtx &ctx) {
   const TensorType &x = ctx.inputs[0];
   if (x.rank() < 2) return ctx.fail(denseRankMessage(x));
@@ -162,10 +163,11 @@ Error buildDense(LayerCtx &ctx) {
   if (units < 1) return ctx.fail("dense units must be positive", "units");
   int64_t k = x.dims.back();
   if (k == kDynamic) return ctx.fail("dense needs a static feature dimension, got " + x.str());
-  ctx.params.push_back(
-      {"weight", TensorType(x.dtype, {units, k}), ctx.args.getString("init"), true});
+  ctx.params.push_back({"weight", TensorType(x.dtype, {units, k}),
+                        ctx.initializer("init", pytorchWeightInit()), true});
   if (ctx.args.getBool("bias"))
-    ctx.params.push_back({"bias", TensorType(x.dtype, {units}), "zeros", true});
+    ctx.params.push_back({"bias", TensorType(x.dtype, {units}),
+                          ctx.initializer("bias_init", pytorchBiasInit(k)), true});
   return Error::success();
 }
 
@@ -184,7 +186,8 @@ void registerDenseOps(BuiltinOps &t) {
       .layer = LayerSpec{1,
                          {{"units", AttrKind::Int, std::nullopt},
                           {"bias", AttrKind::Bool, AttrValue(true)},
-                          {"init", AttrKind::String, AttrValue(std::string("he_normal"))}},
+                          {"init", AttrKind::String, AttrValue(std::string("he_normal"))},
+                          {"bias_init", AttrKind::String, AttrValue(std::string("zeros"))}},
                          buildDense},
       .grad = gradDense,
   });

@@ -117,8 +117,11 @@ TEST(RandomTest, RestoreErrors) {
 
 TEST(InitTest, Names) {
   EXPECT_EQ(initializerNames(),
-            std::vector<std::string>({"glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
-                                      "lecun_normal", "lecun_uniform", "ones", "zeros"}));
+            std::vector<std::string>({"constant", "glorot_normal", "glorot_uniform", "he_normal",
+                                      "he_uniform", "kaiming_normal", "kaiming_uniform",
+                                      "lecun_normal", "lecun_uniform", "normal", "ones",
+                                      "trunc_normal", "uniform", "xavier_normal",
+                                      "xavier_uniform", "zeros"}));
 }
 
 TEST(InitTest, Fans) {
@@ -182,6 +185,42 @@ TEST(InitTest, NormalMoments) {
   }
 }
 
+// torch.nn.init's initializers with their arguments: the distribution each draws from.
+TEST(InitTest, WithArguments) {
+  TensorType t(DType::F32, {1000, 500}); // fan_in 500, fan_out 1000
+  struct Case {
+    const char *spec;
+    double mean, std, lo, hi; // the draws' mean and std, and bounds they stay within
+  } cases[] = {
+      {"normal(std=0.02)", 0, 0.02, -1, 1},
+      {"normal(0.5, 0.1)", 0.5, 0.1, -1, 2},
+      {"uniform(-0.1, 0.3)", 0.1, 0.4 / std::sqrt(12.0), -0.1, 0.3},
+      {"trunc_normal(std=1, a=-1, b=1)", 0, 0.5396, -1, 1}, // N(0,1) cut at one deviation
+      {"kaiming_normal(mode=fan_out)", 0, std::sqrt(2.0 / 1000), -1, 1},
+      {"kaiming_uniform(a=2.2360679775)", 0, 1 / std::sqrt(3.0 * 500), -1 / std::sqrt(500.0),
+       1 / std::sqrt(500.0)},
+      {"kaiming_normal(nonlinearity=tanh)", 0, 5.0 / 3 / std::sqrt(500.0), -1, 1},
+      {"xavier_uniform(gain=2)", 0, 2 * std::sqrt(2.0 / 1500), -2 * std::sqrt(6.0 / 1500),
+       2 * std::sqrt(6.0 / 1500)},
+      {"xavier_normal", 0, std::sqrt(2.0 / 1500), -1, 1},
+  };
+  for (const Case &c : cases) {
+    Tensor v = init(c.spec, t);
+    Moments m = moments<float>(v);
+    EXPECT_NEAR(m.mean, c.mean, 5 * c.std / std::sqrt(5e5) + 1e-7) << c.spec;
+    EXPECT_NEAR(m.std, c.std, 0.01 * c.std) << c.spec;
+    for (int64_t i = 0; i < v.numel(); ++i) {
+      ASSERT_GE(v.data<float>()[i], c.lo) << c.spec;
+      ASSERT_LE(v.data<float>()[i], c.hi) << c.spec;
+    }
+  }
+  Tensor k = init("constant(0.25)", TensorType(DType::F32, {3}));
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(k.data<float>()[i], 0.25f);
+  // The names without arguments draw as before: he_uniform is kaiming_uniform's default.
+  EXPECT_TRUE(sameBytes(init("he_uniform", t), init("kaiming_uniform", t)));
+  EXPECT_TRUE(sameBytes(init("glorot_normal", t), init("xavier_normal(gain=1)", t)));
+}
+
 TEST(InitTest, F64MatchesF32) {
   Tensor f = init("glorot_normal", TensorType(DType::F32, {5, 7}));
   Tensor d = init("glorot_normal", TensorType(DType::F64, {5, 7}));
@@ -208,11 +247,37 @@ TEST(InitTest, ErrorMessages) {
   TensorType t(DType::F32, {4, 3});
   EXPECT_EQ(initializeParam("he_unifrom", t, 0, "w", out).message(),
             "parameter @w: unknown initializer 'he_unifrom'; did you mean 'he_uniform'? (known "
-            "initializers: glorot_normal glorot_uniform he_normal he_uniform lecun_normal "
-            "lecun_uniform ones zeros)");
+            "initializers: constant glorot_normal glorot_uniform he_normal he_uniform "
+            "kaiming_normal kaiming_uniform lecun_normal lecun_uniform normal ones trunc_normal "
+            "uniform xavier_normal xavier_uniform zeros)");
   EXPECT_EQ(initializeParam("orthogonal", t, 0, "w", out).message(),
-            "parameter @w: unknown initializer 'orthogonal' (known initializers: glorot_normal "
-            "glorot_uniform he_normal he_uniform lecun_normal lecun_uniform ones zeros)");
+            "parameter @w: unknown initializer 'orthogonal' (known initializers: constant "
+            "glorot_normal glorot_uniform he_normal he_uniform kaiming_normal kaiming_uniform "
+            "lecun_normal lecun_uniform normal ones trunc_normal uniform xavier_normal "
+            "xavier_uniform zeros)");
+  EXPECT_EQ(initializeParam("normal(sd=1)", t, 0, "w", out).message(),
+            "parameter @w: initializer 'normal' has no argument 'sd' (arguments: mean, std)");
+  EXPECT_EQ(initializeParam("normal(0, -1)", t, 0, "w", out).message(),
+            "parameter @w: initializer 'normal' needs std > 0");
+  EXPECT_EQ(initializeParam("constant", t, 0, "w", out).message(),
+            "parameter @w: initializer 'constant' needs argument 'val'");
+  EXPECT_EQ(initializeParam("uniform(1, 0)", t, 0, "w", out).message(),
+            "parameter @w: initializer 'uniform' needs a < b");
+  EXPECT_EQ(initializeParam("kaiming_normal(mode=fan)", t, 0, "w", out).message(),
+            "parameter @w: argument 'mode' of 'kaiming_normal' must be fan_in or fan_out, got "
+            "'fan'");
+  EXPECT_EQ(initializeParam("kaiming_normal(nonlinearity=gelu)", t, 0, "w", out).message(),
+            "parameter @w: argument 'nonlinearity' of 'kaiming_normal' must be a nonlinearity "
+            "torch.nn.init.calculate_gain knows (linear, conv1d, conv2d, conv3d, sigmoid, tanh, "
+            "relu, leaky_relu, selu), got 'gelu'");
+  EXPECT_EQ(initializeParam("normal(std=x)", t, 0, "w", out).message(),
+            "parameter @w: argument 'std' of 'normal' must be a number, got 'x'");
+  EXPECT_EQ(initializeParam("normal(1, 2, 3)", t, 0, "w", out).message(),
+            "parameter @w: initializer 'normal' takes 2 arguments (mean, std)");
+  EXPECT_EQ(initializeParam("normal(std=1, std=2)", t, 0, "w", out).message(),
+            "parameter @w: argument 'std' of 'normal' is given twice");
+  EXPECT_EQ(initializeParam("normal(std=1", t, 0, "w", out).message(),
+            "parameter @w: initializer 'normal(std=1' must end with ')'");
   EXPECT_EQ(
       initializeParam("zeros", TensorType(DType::F32, {ir::kDynamic, 3}), 0, "w", out).message(),
       "parameter @w: cannot initialize f32[?,3], whose shape is not static");

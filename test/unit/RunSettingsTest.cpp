@@ -151,8 +151,8 @@ TEST(RunSettings, CommandLineOverrides) {
   }
   EXPECT_EQ(ir::trainSectionKeys(),
             (std::vector<std::string>{"batch", "checkpoint_every", "data", "early_stopping",
-                                      "epochs", "loss", "metrics", "optimizer", "schedule", "seed",
-                                      "validation"}));
+                                      "epochs", "init_defaults", "loss", "metrics", "optimizer",
+                                      "schedule", "seed", "validation"}));
 }
 
 // The choices the schema declares are exactly those their implementations build.
