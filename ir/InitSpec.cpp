@@ -22,7 +22,9 @@ struct InitArg {
   const char *word = "";        // default of a Mode or Nonlinearity
 };
 
-enum class Rule { Zeros, Ones, Constant, Uniform, Normal, TruncNormal, Xavier, Kaiming, He, Lecun };
+enum class Rule {
+  Zeros, Ones, Constant, Uniform, Normal, TruncNormal, Xavier, Kaiming, He, Lecun, Embedding
+};
 
 struct InitDef {
   const char *name;
@@ -39,6 +41,7 @@ const std::vector<InitDef> &defs() {
                                                 std::nullopt, "leaky_relu"}};
   static const std::vector<InitDef> d = {
       {"constant", Rule::Constant, false, {{"val", ArgKind::Number, std::nullopt}}},
+      {"embedding", Rule::Embedding, true, {{"padding_idx", ArgKind::Number, -1.0}}},
       {"glorot_normal", Rule::Xavier, true, gain},
       {"glorot_uniform", Rule::Xavier, false, gain},
       {"he_normal", Rule::He, true, {}},
@@ -146,6 +149,8 @@ Error checkRanges(const InitSpec &s) {
     return Error::make("initializer '" + s.name + "' needs std > 0");
   if (s.numbers.count("gain") && !(n("gain") > 0))
     return Error::make("initializer '" + s.name + "' needs gain > 0");
+  if (s.name == "embedding" && (n("padding_idx") < -1 || n("padding_idx") != std::floor(n("padding_idx"))))
+    return Error::make("initializer 'embedding' needs a whole padding_idx of -1 or more");
   if ((s.name == "uniform" || s.name == "trunc_normal") && !(n("a") < n("b")))
     return Error::make("initializer '" + s.name + "' needs a < b");
   return Error::success();
@@ -237,6 +242,10 @@ InitDraw InitSpec::draw(int64_t fanIn, int64_t fanOut) const {
     r.kind = InitDraw::Uniform;
     r.a = n("a");
     r.b = n("b");
+    return r;
+  case Rule::Embedding:
+    r.kind = InitDraw::Normal;
+    r.zeroRow = int64_t(n("padding_idx"));
     return r;
   case Rule::Normal:
     r.kind = InitDraw::Normal;

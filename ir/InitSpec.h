@@ -12,6 +12,7 @@
 //   kaiming_uniform(a=0, mode=fan_in, nonlinearity=leaky_relu), kaiming_normal(...): std
 //   gain / sqrt(fan), bound sqrt(3) std, with torch.nn.init.calculate_gain's gain
 //   he_uniform, he_normal (kaiming with a ReLU gain), lecun_uniform, lecun_normal (gain 1)
+//   embedding(padding_idx=-1)                  N(0, 1) with row padding_idx zero (nn.Embedding)
 #pragma once
 
 #include "ir/Error.h"
@@ -28,6 +29,7 @@ struct InitDraw {
   enum Kind { Constant, Uniform, Normal, TruncatedNormal } kind = Constant;
   double a = 0, b = 0;         // Constant: a; Uniform and truncation: [a, b]
   double mean = 0, std = 1;    // Normal, TruncatedNormal
+  int64_t zeroRow = -1;        // a row (index along the first dimension) left zero
 };
 
 // A parsed initializer: its name and every argument, defaults filled in.

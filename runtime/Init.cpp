@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace dtnn::runtime {
 
@@ -62,6 +63,10 @@ Error initializeParam(const std::string &init, const ir::TensorType &type, uint6
     fill(out.data<float>(), out.numel(), draw, rng);
   else
     fill(out.data<double>(), out.numel(), draw, rng);
+  if (draw.zeroRow >= 0 && !type.dims.empty() && draw.zeroRow < type.dims[0]) {
+    size_t row = size_t(out.numel() / type.dims[0]) * dtypeSize(type.dtype);
+    std::memset(static_cast<char *>(out.raw()) + size_t(draw.zeroRow) * row, 0, row);
+  }
   return Error::success();
 }
 

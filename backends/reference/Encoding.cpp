@@ -1,5 +1,12 @@
-// Reference kernels of the ops declared in ir/ops/Encoding.cpp.
+// Reference kernels of the ops declared in ir/ops/Encoding.cpp. embedding copies rows, a
+// token per parallel iteration; embedding_backward gives each thread a range of the table's
+// rows and adds the dy rows of the tokens that fall in it in token order, so the sums do not
+// depend on the thread count.
 #include "backends/reference/KernelUtil.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
 
 namespace dtnn::reference {
 
@@ -15,9 +22,51 @@ template <typename T> void oneHot(const KernelArgs &a) {
   }
 }
 
+template <typename T> void embedding(const KernelArgs &a) {
+  const int32_t *idx = a.in[0].as<int32_t>();
+  const T *w = a.in[1].as<T>();
+  T *y = a.out[0].as<T>();
+  int64_t v = a.in[1].dim(0), d = a.in[1].dim(1), tokens = a.in[0].numel();
+  parallelFor(tokens, [&](int64_t t) {
+    T *row = y + t * d;
+    if (idx[t] < 0 || idx[t] >= v) {
+      std::fill(row, row + d, std::numeric_limits<T>::quiet_NaN());
+      return;
+    }
+    std::memcpy(row, w + int64_t(idx[t]) * d, size_t(d) * sizeof(T));
+  });
+}
+
+template <typename T> void embeddingBackward(const KernelArgs &a) {
+  const T *dy = a.in[0].as<T>();
+  const int32_t *idx = a.in[1].as<int32_t>();
+  T *dw = a.out[0].as<T>();
+  int64_t v = a.out[0].dim(0), d = a.out[0].dim(1), tokens = a.in[1].numel();
+  int64_t pad = a.op->attrs().getInt("padding_idx");
+  constexpr int64_t kRows = 64;
+  parallelFor((v + kRows - 1) / kRows, [&](int64_t block) {
+    int64_t lo = block * kRows, hi = std::min(v, lo + kRows);
+    std::fill(dw + lo * d, dw + hi * d, T(0));
+    for (int64_t t = 0; t < tokens; ++t) {
+      int64_t r = idx[t];
+      if (r < lo || r >= hi || r == pad) continue;
+      T *row = dw + r * d;
+      const T *g = dy + t * d;
+      for (int64_t j = 0; j < d; ++j) row[j] += g[j];
+    }
+  });
+}
+
 } // namespace
 
 void registerEncodingKernels(KernelTable &t) {
+  // Dispatch on the table's type: the indices are integers.
+  t.add("embedding", [](const KernelArgs &a) {
+    dispatchFloat(a.in[1].type.dtype, [&](auto tag) { embedding<decltype(tag)>(a); });
+  });
+  t.add("embedding_backward", [](const KernelArgs &a) {
+    dispatchFloat(a.in[0].type.dtype, [&](auto tag) { embeddingBackward<decltype(tag)>(a); });
+  });
   // Dispatch on the result's type: the operand is integer.
   t.add("one_hot", [](const KernelArgs &a) {
     dispatchFloat(a.out[0].type.dtype, [&](auto tag) { oneHot<decltype(tag)>(a); });

@@ -1,6 +1,13 @@
-// Label encodings: one_hot turns class labels into rows of a float matrix.
+// Label and token encodings: one_hot turns class labels into rows of a float matrix, and
+// embedding looks tokens up in a learned table, as nn.Embedding: i32 indices [...] and a
+// weight [V, D] give [..., D]. The row of padding_idx (if not -1) starts at zero and takes no
+// gradient, so a padding token always maps to zeros; an index outside [0, V) gives a row of
+// NaN, which the loss shows, rather than reading outside the table.
+#include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
+
+#include <string>
 
 namespace dtnn::ir {
 
@@ -20,9 +27,113 @@ Error inferOneHot(InferCtx &ctx) {
   return Error::success();
 }
 
+// Checks integer indices, a float table [V, D] and padding_idx in [-1, V).
+Error checkEmbedding(InferCtx &ctx, const TensorType &indices, const TensorType &weight,
+                     int index, int table) {
+  if (indices.dtype != DType::I32 || indices.rank() < 1)
+    return ctx.fail("embedding expects i32 token indices of rank 1 or more, got " + indices.str(),
+                    {index});
+  if (!isFloatType(weight.dtype) || weight.rank() != 2 || !weight.isStatic())
+    return ctx.fail("embedding expects a floating-point table [V, D], got " + weight.str(),
+                    {table});
+  int64_t pad = ctx.attrs.getInt("padding_idx");
+  if (pad < -1 || pad >= weight.dims[0])
+    return ctx.fail("embedding padding_idx " + std::to_string(pad) + " is not a row of " +
+                    weight.str() + " (or -1 for none)");
+  return Error::success();
+}
+
+// Operands: indices [...], weight [V, D]. Result: [..., D].
+Error inferEmbedding(InferCtx &ctx) {
+  const TensorType &idx = ctx.operands[0], &w = ctx.operands[1];
+  if (Error e = checkEmbedding(ctx, idx, w, 0, 1)) return e;
+  std::vector<int64_t> dims = idx.dims;
+  dims.push_back(w.dims[1]);
+  ctx.results = {TensorType(w.dtype, dims)};
+  return Error::success();
+}
+
+// Operands: dy [..., D], indices [...], the table's type. Result: the table's gradient.
+Error inferEmbeddingBackward(InferCtx &ctx) {
+  const TensorType &dy = ctx.operands[0], &idx = ctx.operands[1], &w = ctx.operands[2];
+  if (Error e = checkEmbedding(ctx, idx, w, 1, 2)) return e;
+  std::vector<int64_t> want = idx.dims;
+  want.push_back(w.dims[1]);
+  if (dy != TensorType(w.dtype, want))
+    return ctx.fail("embedding_backward dy " + dy.str() + " does not match " +
+                        TensorType(w.dtype, want).str(),
+                    {0});
+  ctx.results = {w};
+  return Error::success();
+}
+
+Error gradEmbedding(GradCtx &ctx) {
+  if (!ctx.dy[0] || !ctx.needed[1]) return Error::success();
+  ctx.dx[1] = ctx.b.create1("embedding_backward", {ctx.dy[0], ctx.op.operand(0), ctx.op.operand(1)},
+                            ctx.op.attrs());
+  return ctx.dx[1] ? Error::success() : ctx.b.takeError();
+}
+
+// embedding(num_embeddings, embedding_dim, padding_idx=-1, init=): the table starts N(0, 1),
+// as nn.Embedding's, with the padding row zero.
+Error buildEmbedding(LayerCtx &ctx) {
+  const TensorType &idx = ctx.inputs[0];
+  int64_t v = ctx.args.getInt("num_embeddings"), d = ctx.args.getInt("embedding_dim");
+  int64_t pad = ctx.args.getInt("padding_idx");
+  if (idx.dtype != DType::I32)
+    return ctx.fail("embedding looks up i32 token indices, got " + idx.str());
+  if (v < 1) return ctx.fail("embedding num_embeddings must be positive", "num_embeddings");
+  if (d < 1) return ctx.fail("embedding embedding_dim must be positive", "embedding_dim");
+  if (pad < -1 || pad >= v)
+    return ctx.fail("embedding padding_idx must be a row in [0, " + std::to_string(v) +
+                        ") or -1 for none, got " + std::to_string(pad),
+                    "padding_idx");
+  ctx.attrs.set("padding_idx", pad);
+  // The same with either init_defaults: nn.Embedding's is dtnn's too.
+  std::string init = ctx.given.count("init")
+                         ? ctx.args.getString("init")
+                         : "embedding(padding_idx=" + std::to_string(pad) + ")";
+  ctx.params.push_back({"weight", TensorType(DType::F32, {v, d}), init, true});
+  return Error::success();
+}
+
 } // namespace
 
 void registerEncodingOps(BuiltinOps &t) {
+  t.add({
+      .name = "embedding",
+      .summary = "Rows of a table [V,D] looked up by i32 indices [...], giving [...,D], as "
+                 "nn.Embedding; the padding_idx row takes no gradient.",
+      .operands = {{"indices"}, {"weight"}},
+      .attrs = {{"padding_idx", AttrKind::Int, AttrValue(int64_t{-1})}},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferEmbedding,
+      .macs = nullptr,
+      .layer = LayerSpec{1,
+                         {{"num_embeddings", AttrKind::Int, std::nullopt},
+                          {"embedding_dim", AttrKind::Int, std::nullopt},
+                          {"padding_idx", AttrKind::Int, AttrValue(int64_t{-1})},
+                          {"init", AttrKind::String,
+                           AttrValue(std::string("embedding(padding_idx=-1)"))}},
+                         buildEmbedding},
+      .grad = gradEmbedding,
+      .trainForm = "",
+  });
+  t.add({
+      .name = "embedding_backward",
+      .summary = "Gradient of embedding's table: each dy row added to the row its index names, "
+                 "in index order; the padding_idx row stays zero.",
+      .operands = {{"dy"}, {"indices"}, shapeOnly("weight")},
+      .attrs = {{"padding_idx", AttrKind::Int, AttrValue(int64_t{-1})}},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferEmbeddingBackward,
+      .macs = nullptr,
+      .layer = std::nullopt,
+      .grad = nullptr,
+      .trainForm = "",
+      .role = OpRole::Backward,
+      .internal = true,
+  });
   t.add({
       .name = "one_hot",
       .summary = "Encodes i32 class labels [N] as rows [N,classes] with a 1 at the label and 0 "

@@ -117,7 +117,7 @@ TEST(RandomTest, RestoreErrors) {
 
 TEST(InitTest, Names) {
   EXPECT_EQ(initializerNames(),
-            std::vector<std::string>({"constant", "glorot_normal", "glorot_uniform", "he_normal",
+            std::vector<std::string>({"constant", "embedding", "glorot_normal", "glorot_uniform", "he_normal",
                                       "he_uniform", "kaiming_normal", "kaiming_uniform",
                                       "lecun_normal", "lecun_uniform", "normal", "ones",
                                       "trunc_normal", "uniform", "xavier_normal",
@@ -214,6 +214,9 @@ TEST(InitTest, WithArguments) {
       ASSERT_LE(v.data<float>()[i], c.hi) << c.spec;
     }
   }
+  // nn.Embedding's: N(0, 1) with the padding row zero.
+  Tensor e = init("embedding(padding_idx=1)", TensorType(DType::F32, {3, 4}));
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(e.data<float>()[i] == 0.0f, i / 4 == 1) << i;
   Tensor k = init("constant(0.25)", TensorType(DType::F32, {3}));
   for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(k.data<float>()[i], 0.25f);
   // The names without arguments draw as before: he_uniform is kaiming_uniform's default.
@@ -247,11 +250,11 @@ TEST(InitTest, ErrorMessages) {
   TensorType t(DType::F32, {4, 3});
   EXPECT_EQ(initializeParam("he_unifrom", t, 0, "w", out).message(),
             "parameter @w: unknown initializer 'he_unifrom'; did you mean 'he_uniform'? (known "
-            "initializers: constant glorot_normal glorot_uniform he_normal he_uniform "
+            "initializers: constant embedding glorot_normal glorot_uniform he_normal he_uniform "
             "kaiming_normal kaiming_uniform lecun_normal lecun_uniform normal ones trunc_normal "
             "uniform xavier_normal xavier_uniform zeros)");
   EXPECT_EQ(initializeParam("orthogonal", t, 0, "w", out).message(),
-            "parameter @w: unknown initializer 'orthogonal' (known initializers: constant "
+            "parameter @w: unknown initializer 'orthogonal' (known initializers: constant embedding "
             "glorot_normal glorot_uniform he_normal he_uniform kaiming_normal kaiming_uniform "
             "lecun_normal lecun_uniform normal ones trunc_normal uniform xavier_normal "
             "xavier_uniform zeros)");
