@@ -1,11 +1,12 @@
-// oneDNN kernels of the affine layernorm and its backward op (ir/ops/LayerNorm.cpp). The
-// normalized shape, the last `axes` dimensions, is one axis of a plain [rows, width] matrix to
-// oneDNN's layer normalization. The forward op is its inference form (which trains and infers
-// alike); the backward op recomputes each row's mean and variance from x, as the IR op states,
-// into the workspace before oneDNN's backward primitive reads them. A layernorm without gamma
-// and beta runs on the reference backend.
+// oneDNN kernels of layernorm and its backward op (ir/ops/LayerNorm.cpp). The normalized
+// shape, the last `axes` dimensions, is one axis of a plain [rows, width] matrix to oneDNN's
+// layer normalization. The forward op is its inference form (which trains and infers alike);
+// the backward op recomputes each row's mean and variance from x, as the IR op states, into
+// the workspace before oneDNN's backward primitive reads them. Without gamma and beta the
+// backward op's dgamma and dbeta, which nothing reads, are zero.
 #include "backends/onednn/Primitives.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dtnn::onednn {
@@ -22,12 +23,14 @@ memory::dims rowsAndWidth(const ir::TensorType &x, int64_t axes) {
   return {x.staticElements() / std::max<int64_t>(width, 1), width};
 }
 
-const normalization_flags kAffine = normalization_flags::use_scale |
-                                        normalization_flags::use_shift;
+normalization_flags flagsOf(bool affine) {
+  return affine ? normalization_flags::use_scale | normalization_flags::use_shift
+                : normalization_flags::none;
+}
 
 dnnl::layer_normalization_forward::primitive_desc forwardDesc(const memory::dims &rw, float eps,
-                                                              prop_kind kind) {
-  dnnl::layer_normalization_forward::desc d(kind, plainDesc(rw), eps, kAffine);
+                                                              prop_kind kind, bool affine) {
+  dnnl::layer_normalization_forward::desc d(kind, plainDesc(rw), eps, flagsOf(affine));
   return {d, userScratchpad(), engine()};
 }
 
@@ -36,10 +39,13 @@ public:
   explicit LayerNormForward(const KernelRequest &r) : PrimitiveKernel(r) {
     memory::dims rw = rowsAndWidth(r.in[0].type, r.op.attrs().getInt("axes"));
     float eps = float(r.op.attrs().getFloat("eps"));
-    setDesc(forwardDesc(rw, eps, prop_kind::forward_inference));
+    bool affine = r.in.size() == 3;
+    setDesc(forwardDesc(rw, eps, prop_kind::forward_inference, affine));
     argIn(DNNL_ARG_SRC, 0, plainDesc(rw));
-    argIn(DNNL_ARG_SCALE, 1, plainDesc({rw[1]}));
-    argIn(DNNL_ARG_SHIFT, 2, plainDesc({rw[1]}));
+    if (affine) {
+      argIn(DNNL_ARG_SCALE, 1, plainDesc({rw[1]}));
+      argIn(DNNL_ARG_SHIFT, 2, plainDesc({rw[1]}));
+    }
     argOut(DNNL_ARG_DST, 0, plainDesc(rw));
   }
 };
@@ -50,24 +56,28 @@ public:
     rw_ = rowsAndWidth(r.in[1].type, r.op.attrs().getInt("axes"));
     float eps = float(r.op.attrs().getFloat("eps"));
     memory::desc data = plainDesc(rw_), stat = plainDesc({rw_[0]}), affine = plainDesc({rw_[1]});
+    affine_ = r.in.size() == 3;
     mean_ = temp(stat);
     variance_ = temp(stat);
-    auto hint = forwardDesc(rw_, eps, prop_kind::forward_training);
-    dnnl::layer_normalization_backward::desc d(prop_kind::backward, data, data, stat, eps,
-                                               kAffine);
+    auto hint = forwardDesc(rw_, eps, prop_kind::forward_training, affine_);
+    dnnl::layer_normalization_backward::desc d(affine_ ? prop_kind::backward
+                                                       : prop_kind::backward_data,
+                                               data, data, stat, eps, flagsOf(affine_));
     setDesc(dnnl::layer_normalization_backward::primitive_desc(d, userScratchpad(), engine(),
                                                                hint));
     argIn(DNNL_ARG_DIFF_DST, 0, data);
     argIn(DNNL_ARG_SRC, 1, data);
-    argIn(DNNL_ARG_SCALE, 2, affine);
-    // oneDNN 2.6 wants the shift bound in the backward pass too, though no result depends on
-    // it (dbeta is the sum of dy): gamma stands in for beta, which the op does not take.
-    argIn(DNNL_ARG_SHIFT, 2, affine);
+    if (affine_) {
+      argIn(DNNL_ARG_SCALE, 2, affine);
+      // oneDNN 2.6 wants the shift bound in the backward pass too, though no result depends
+      // on it (dbeta is the sum of dy): gamma stands in for beta, which the op does not take.
+      argIn(DNNL_ARG_SHIFT, 2, affine);
+      argOut(DNNL_ARG_DIFF_SCALE, 1, affine);
+      argOut(DNNL_ARG_DIFF_SHIFT, 2, affine);
+    }
     argTemp(DNNL_ARG_MEAN, mean_);
     argTemp(DNNL_ARG_VARIANCE, variance_);
     argOut(DNNL_ARG_DIFF_SRC, 0, data);
-    argOut(DNNL_ARG_DIFF_SCALE, 1, affine);
-    argOut(DNNL_ARG_DIFF_SHIFT, 2, affine);
   }
 
 protected:
@@ -90,19 +100,23 @@ protected:
     }
   }
 
+  void after(const KernelArgs &args) override {
+    if (affine_) return;
+    std::fill_n(args.out[1].as<float>(), rw_[1], 0.0f);
+    std::fill_n(args.out[2].as<float>(), rw_[1], 0.0f);
+  }
+
 private:
   memory::dims rw_;
+  bool affine_ = true;
   size_t mean_ = 0, variance_ = 0;
 };
-
-// Claims the affine forms: x, gamma and beta; dy, x and gamma.
-bool affine(const ir::Op &, const std::vector<ir::TensorType> &in) { return in.size() == 3; }
 
 } // namespace
 
 void registerLayerNormKernels(KernelList &r) {
-  add(r, "layernorm", maker<LayerNormForward>(), affine);
-  add(r, "layernorm_backward", maker<LayerNormBackward>(), affine);
+  add(r, "layernorm", maker<LayerNormForward>());
+  add(r, "layernorm_backward", maker<LayerNormBackward>());
 }
 
 } // namespace dtnn::onednn

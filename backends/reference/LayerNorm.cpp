@@ -6,6 +6,7 @@
 // thread count.
 #include "backends/reference/KernelUtil.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -84,6 +85,11 @@ template <typename T> void layerNormBackwardKernel(const KernelArgs &a) {
       dx[j] = T(invstd * (g - mg - xhat * mgx));
     }
   });
+  if (!pg) { // no affine parameters: their gradients are zero, as the op states
+    std::fill(pdg, pdg + r.width, T(0));
+    std::fill(pdb, pdb + r.width, T(0));
+    return;
+  }
   parallelFor(r.width, [&](int64_t j) {
     double dg = 0, db = 0;
     for (int64_t i = 0; i < r.count; ++i) {

@@ -127,7 +127,8 @@ void registerLayerNormOps(BuiltinOps &t) {
   t.add({
       .name = "layernorm_backward",
       .summary = "The gradients of layernorm: dx, and dgamma and dbeta summed over the "
-                 "samples and leading dimensions; the statistics are recomputed from x.",
+                 "samples and leading dimensions (zero without gamma); the statistics are "
+                 "recomputed from x.",
       .operands = {{"dy"}, {"x"}, {"gamma", OperandSpec::Optional}},
       .attrs = layerNormAttrs(),
       .numResults = 3,

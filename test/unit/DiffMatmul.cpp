@@ -159,6 +159,16 @@ std::vector<Case> layerNormCases() {
                      "layernorm_backward %dy, %x, @g" + attrs, {s.x, affine, affine});
     bwd.tolerance = t;
     cases.push_back(bwd);
+    // Without gamma and beta (group norm's normalization): dgamma and dbeta are zero.
+    Case plain = oneOp("layernorm", label + " no affine", {input("x", s.x, x)},
+                       "layernorm %x" + attrs, {s.x});
+    plain.tolerance = t;
+    cases.push_back(plain);
+    Case plainBwd = oneOp("layernorm_backward", label + " no affine",
+                          {input("dy", s.x, dy), input("x", s.x, x)},
+                          "layernorm_backward %dy, %x" + attrs, {s.x, affine, affine});
+    plainBwd.tolerance = t;
+    cases.push_back(plainBwd);
   }
   return cases;
 }

@@ -46,6 +46,8 @@ EXPECTED = {
     "AttentionPlain": lambda x: attention(x, x * 0.5, x),
     "AttentionCausal": lambda x: attention(x, x, x.exp(), causal=True, scale=0.3),
     "AttentionMask": lambda x: attention(x, x, x, mask=torch.matmul(x, x.transpose(-2, -1)) * 0.1),
+    "GroupNormThree": lambda x: F.group_norm(x, 3),
+    "GroupNormOne": lambda x: F.group_norm(x, 1, eps=0.01),
 }
 
 
