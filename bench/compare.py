@@ -16,11 +16,11 @@ Usage (from anywhere; paths are relative to the repository root):
                                                      it has torch, else /usr/bin/python3)
            --keep                                    keep the temporary folder (model copies, logs)
 
-Models: mlp, lenet, vgg_cifar, resnet20 (examples/*.dtnn) at batch 64 and mobilenet_v2 at
-batch 16 (224x224); inference uses the same batch by default. vit_b_16 (torchvision's, as the
-tests write it) runs only when named: training at batch 8, inference at batch 1. Each is run as separate
-processes, both sides in every repeat (the order of the sides alternates), and the table
-shows medians over the repeats:
+Models: mlp, lenet, vgg_cifar, resnet20 (examples/*.dtnn) at batch 64 and mobilenet_v2 at batch
+16 (224x224); inference uses the same batch by default. vit_b_16 (torchvision's, as the tests
+write it) runs only when named: training at batch 8, inference at batch 1. Each is run as
+separate processes, both sides in every repeat (the order of the sides alternates), and the
+table shows medians over the repeats:
 
   dtnn:    build/bin/dtnn-run MODEL.dtnn --backend B --threads T --steps 5+N --epochs E
            --no-progress --metrics FILE on a copy of the model file, in a temporary folder,

@@ -23,7 +23,17 @@ struct InitArg {
 };
 
 enum class Rule {
-  Zeros, Ones, Constant, Uniform, Normal, TruncNormal, Xavier, Kaiming, He, Lecun, Embedding
+  Zeros,
+  Ones,
+  Constant,
+  Uniform,
+  Normal,
+  TruncNormal,
+  Xavier,
+  Kaiming,
+  He,
+  Lecun,
+  Embedding
 };
 
 struct InitDef {
@@ -35,10 +45,10 @@ struct InitDef {
 
 const std::vector<InitDef> &defs() {
   static const std::vector<InitArg> gain = {{"gain", ArgKind::Number, 1.0}};
-  static const std::vector<InitArg> kaiming = {{"a", ArgKind::Number, 0.0},
-                                               {"mode", ArgKind::Mode, std::nullopt, "fan_in"},
-                                               {"nonlinearity", ArgKind::Nonlinearity,
-                                                std::nullopt, "leaky_relu"}};
+  static const std::vector<InitArg> kaiming = {
+      {"a", ArgKind::Number, 0.0},
+      {"mode", ArgKind::Mode, std::nullopt, "fan_in"},
+      {"nonlinearity", ArgKind::Nonlinearity, std::nullopt, "leaky_relu"}};
   static const std::vector<InitDef> d = {
       {"constant", Rule::Constant, false, {{"val", ArgKind::Number, std::nullopt}}},
       {"embedding", Rule::Embedding, true, {{"padding_idx", ArgKind::Number, -1.0}}},
@@ -50,7 +60,10 @@ const std::vector<InitDef> &defs() {
       {"kaiming_uniform", Rule::Kaiming, false, kaiming},
       {"lecun_normal", Rule::Lecun, true, {}},
       {"lecun_uniform", Rule::Lecun, false, {}},
-      {"normal", Rule::Normal, true, {{"mean", ArgKind::Number, 0.0}, {"std", ArgKind::Number, 1.0}}},
+      {"normal",
+       Rule::Normal,
+       true,
+       {{"mean", ArgKind::Number, 0.0}, {"std", ArgKind::Number, 1.0}}},
       {"ones", Rule::Ones, false, {}},
       {"trunc_normal",
        Rule::TruncNormal,
@@ -73,9 +86,8 @@ const InitDef *findDef(const std::string &name) {
   return nullptr;
 }
 
-const std::vector<std::string> kNonlinearities = {"linear", "conv1d", "conv2d", "conv3d",
-                                                  "sigmoid", "tanh", "relu", "leaky_relu",
-                                                  "selu"};
+const std::vector<std::string> kNonlinearities = {
+    "linear", "conv1d", "conv2d", "conv3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"};
 
 // torch.nn.init.calculate_gain.
 double gainOf(const std::string &nonlinearity, double a) {
@@ -134,9 +146,11 @@ Error bindArg(const InitDef &d, const std::string &text, size_t &positional, Ini
     spec.words[arg->name] = value;
   } else {
     if (std::find(kNonlinearities.begin(), kNonlinearities.end(), value) == kNonlinearities.end())
-      return Error::make(what + " must be a nonlinearity torch.nn.init.calculate_gain knows "
-                                "(linear, conv1d, conv2d, conv3d, sigmoid, tanh, relu, "
-                                "leaky_relu, selu), got '" + value + "'");
+      return Error::make(what +
+                         " must be a nonlinearity torch.nn.init.calculate_gain knows "
+                         "(linear, conv1d, conv2d, conv3d, sigmoid, tanh, relu, "
+                         "leaky_relu, selu), got '" +
+                         value + "'");
     spec.words[arg->name] = value;
   }
   return Error::success();
@@ -149,7 +163,8 @@ Error checkRanges(const InitSpec &s) {
     return Error::make("initializer '" + s.name + "' needs std > 0");
   if (s.numbers.count("gain") && !(n("gain") > 0))
     return Error::make("initializer '" + s.name + "' needs gain > 0");
-  if (s.name == "embedding" && (n("padding_idx") < -1 || n("padding_idx") != std::floor(n("padding_idx"))))
+  if (s.name == "embedding" &&
+      (n("padding_idx") < -1 || n("padding_idx") != std::floor(n("padding_idx"))))
     return Error::make("initializer 'embedding' needs a whole padding_idx of -1 or more");
   if ((s.name == "uniform" || s.name == "trunc_normal") && !(n("a") < n("b")))
     return Error::make("initializer '" + s.name + "' needs a < b");
@@ -179,14 +194,13 @@ Expected<InitSpec> parseInitSpec(const std::string &written) {
     return Error::make(msg + ")");
   }
   if (open != std::string::npos) {
-    if (text.back() != ')')
-      return Error::make("initializer '" + text + "' must end with ')'");
+    if (text.back() != ')') return Error::make("initializer '" + text + "' must end with ')'");
     std::string inner = trim(text.substr(open + 1, text.size() - open - 2));
     size_t positional = 0, start = 0;
     while (!inner.empty() && start <= inner.size()) {
       size_t comma = inner.find(',', start);
-      std::string piece = inner.substr(start, comma == std::string::npos ? std::string::npos
-                                                                         : comma - start);
+      std::string piece =
+          inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (Error e = bindArg(*d, piece, positional, spec)) return e;
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -208,7 +222,8 @@ std::string pytorchWeightInit() { return "kaiming_uniform(a=2.23606797749979)"; 
 
 std::string pytorchBiasInit(int64_t weightFanIn) {
   char bound[32];
-  std::snprintf(bound, sizeof bound, "%.9g", 1 / std::sqrt(double(std::max<int64_t>(weightFanIn, 1))));
+  std::snprintf(bound, sizeof bound, "%.9g",
+                1 / std::sqrt(double(std::max<int64_t>(weightFanIn, 1))));
   return std::string("uniform(-") + bound + ", " + bound + ")";
 }
 
@@ -235,9 +250,15 @@ InitDraw InitSpec::draw(int64_t fanIn, int64_t fanOut) const {
   double in = double(std::max<int64_t>(fanIn, 1)), out = double(std::max<int64_t>(fanOut, 1));
   double std = 0;
   switch (d.rule) {
-  case Rule::Zeros: r.a = 0; return r;
-  case Rule::Ones: r.a = 1; return r;
-  case Rule::Constant: r.a = n("val"); return r;
+  case Rule::Zeros:
+    r.a = 0;
+    return r;
+  case Rule::Ones:
+    r.a = 1;
+    return r;
+  case Rule::Constant:
+    r.a = n("val");
+    return r;
   case Rule::Uniform:
     r.kind = InitDraw::Uniform;
     r.a = n("a");
@@ -259,14 +280,20 @@ InitDraw InitSpec::draw(int64_t fanIn, int64_t fanOut) const {
     r.a = n("a");
     r.b = n("b");
     return r;
-  case Rule::Xavier: std = n("gain") * std::sqrt(2.0 / (in + out)); break;
+  case Rule::Xavier:
+    std = n("gain") * std::sqrt(2.0 / (in + out));
+    break;
   case Rule::Kaiming: {
     double fan = words.at("mode") == "fan_out" ? out : in;
     std = gainOf(words.at("nonlinearity"), n("a")) / std::sqrt(fan);
     break;
   }
-  case Rule::He: std = std::sqrt(2.0 / in); break;
-  case Rule::Lecun: std = std::sqrt(1.0 / in); break;
+  case Rule::He:
+    std = std::sqrt(2.0 / in);
+    break;
+  case Rule::Lecun:
+    std = std::sqrt(1.0 / in);
+    break;
   }
   if (d.normal) {
     r.kind = InitDraw::Normal;

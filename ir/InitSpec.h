@@ -27,9 +27,9 @@ namespace dtnn::ir {
 // What an initializer draws once a parameter's fans are known.
 struct InitDraw {
   enum Kind { Constant, Uniform, Normal, TruncatedNormal } kind = Constant;
-  double a = 0, b = 0;         // Constant: a; Uniform and truncation: [a, b]
-  double mean = 0, std = 1;    // Normal, TruncatedNormal
-  int64_t zeroRow = -1;        // a row (index along the first dimension) left zero
+  double a = 0, b = 0;      // Constant: a; Uniform and truncation: [a, b]
+  double mean = 0, std = 1; // Normal, TruncatedNormal
+  int64_t zeroRow = -1;     // a row (index along the first dimension) left zero
 };
 
 // A parsed initializer: its name and every argument, defaults filled in.

@@ -177,7 +177,9 @@ Error PrimitiveKernel::run(const KernelArgs &args, runtime::ExecContext &) {
       for (Step &s : steps_)
         for (Binding &b : s.bindings) {
           switch (b.source) {
-          case Binding::In: b.mem.set_data_handle(at(args.in[b.index].data, inOffset(b.index, r))); break;
+          case Binding::In:
+            b.mem.set_data_handle(at(args.in[b.index].data, inOffset(b.index, r)));
+            break;
           case Binding::Out:
             b.mem.set_data_handle(at(args.out[b.index].data, outOffset(b.index, r)));
             break;

@@ -63,8 +63,8 @@ public:
     dnnl::layer_normalization_backward::desc d(affine_ ? prop_kind::backward
                                                        : prop_kind::backward_data,
                                                data, data, stat, eps, flagsOf(affine_));
-    setDesc(dnnl::layer_normalization_backward::primitive_desc(d, userScratchpad(), engine(),
-                                                               hint));
+    setDesc(
+        dnnl::layer_normalization_backward::primitive_desc(d, userScratchpad(), engine(), hint));
     argIn(DNNL_ARG_DIFF_DST, 0, data);
     argIn(DNNL_ARG_SRC, 1, data);
     if (affine_) {

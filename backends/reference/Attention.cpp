@@ -25,8 +25,8 @@ std::vector<ir::TensorType> typesOf(const std::vector<runtime::TensorView> &in, 
 
 // The softmax of the scores of query row i of batch matrix b, into p[0..S).
 template <typename T>
-void rowProbabilities(const ir::AttentionShape &g, const T *q, const T *k, const T *mask,
-                      int64_t b, int64_t i, std::vector<double> &p) {
+void rowProbabilities(const ir::AttentionShape &g, const T *q, const T *k, const T *mask, int64_t b,
+                      int64_t i, std::vector<double> &p) {
   double top = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < g.s; ++j) {
     double dot = 0;
@@ -75,7 +75,8 @@ template <typename T> void attentionBackwardKernel(const KernelArgs &a) {
       double total = 0;
       for (int64_t j = 0; j < g.s; ++j) {
         double dot = 0;
-        for (int64_t c = 0; c < g.ev; ++c) dot += double(dy[i * g.ev + c]) * double(v[j * g.ev + c]);
+        for (int64_t c = 0; c < g.ev; ++c)
+          dot += double(dy[i * g.ev + c]) * double(v[j * g.ev + c]);
         ds[size_t(j)] = dot;
         total += p[size_t(j)] * dot;
       }

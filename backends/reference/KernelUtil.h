@@ -39,8 +39,8 @@ template <typename Body> void parallelBlocks(int64_t n, Body &&body) {
 // The element offset of each of `out`'s batch matrices in a tensor of batch
 // dimensions `dims` (aligned right, size 1 broadcasting), whose matrices hold
 // `matrix` elements.
-inline std::vector<int64_t> batchOffsets(const std::vector<int64_t> &out, const std::vector<int64_t> &dims,
-                                  int64_t matrix) {
+inline std::vector<int64_t> batchOffsets(const std::vector<int64_t> &out,
+                                         const std::vector<int64_t> &dims, int64_t matrix) {
   int64_t count = 1;
   for (int64_t d : out) count *= d;
   std::vector<int64_t> offsets(size_t(count), 0);

@@ -31,19 +31,20 @@ Expected<TensorType> attentionResult(InferCtx &ctx, size_t first) {
                    &v = ctx.operands[first + 2];
   int q0 = int(first);
   if (!isFloatType(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype)
-    return ctx.fail(op + " expects floating-point q, k and v of one element type, got " +
-                        q.str() + ", " + k.str() + " and " + v.str(),
+    return ctx.fail(op + " expects floating-point q, k and v of one element type, got " + q.str() +
+                        ", " + k.str() + " and " + v.str(),
                     {q0, q0 + 1, q0 + 2});
   if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
-    return ctx.fail(op + " needs q, k and v of one rank, 2 or more ([..., L, E], [..., S, E], "
-                         "[..., S, Ev]), got " +
+    return ctx.fail(op +
+                        " needs q, k and v of one rank, 2 or more ([..., L, E], [..., S, E], "
+                        "[..., S, Ev]), got " +
                         q.str() + ", " + k.str() + " and " + v.str(),
                     {q0, q0 + 1, q0 + 2});
   size_t r = q.rank();
   for (size_t i = 0; i + 2 < r; ++i)
     if (k.dims[i] != q.dims[i] || v.dims[i] != q.dims[i])
-      return ctx.fail(op + " needs the same batch dimensions in q, k and v, got " + q.str() +
-                          ", " + k.str() + " and " + v.str(),
+      return ctx.fail(op + " needs the same batch dimensions in q, k and v, got " + q.str() + ", " +
+                          k.str() + " and " + v.str(),
                       {q0, q0 + 1, q0 + 2});
   if (k.dims[r - 1] != q.dims[r - 1])
     return ctx.fail(op + ": q and k need the same feature size E, got " + q.str() + " and " +
@@ -61,8 +62,9 @@ Expected<TensorType> attentionResult(InferCtx &ctx, size_t first) {
     scores.push_back(k.dims[r - 2]);
     auto b = broadcastDims(scores, m.dims);
     if (m.dtype != q.dtype || m.rank() > r || !b || *b != scores)
-      return ctx.fail(op + " attn_mask " + m.str() + " must be additive, of q's element type, "
-                           "and broadcast to the scores " +
+      return ctx.fail(op + " attn_mask " + m.str() +
+                          " must be additive, of q's element type, "
+                          "and broadcast to the scores " +
                           TensorType(q.dtype, scores).str(),
                       {q0 + 3});
   }

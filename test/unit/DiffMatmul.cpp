@@ -25,12 +25,16 @@ std::vector<Case> matmulCases() {
     std::vector<int64_t> a, b;
     bool ta, tb;
   };
-  const std::vector<Shape> shapes = {
-      {{5, 7}, {7, 4}, false, false},             {{2, 3, 5, 6}, {2, 3, 6, 4}, false, false},
-      {{2, 3, 5, 6}, {2, 3, 4, 6}, false, true},  {{2, 3, 6, 5}, {2, 3, 6, 4}, true, false},
-      {{2, 3, 6, 5}, {2, 3, 4, 6}, true, true},   {{3, 5, 8}, {8, 6}, false, false},
-      {{3, 5, 8}, {6, 8}, false, true},           {{5, 8}, {2, 3, 8, 6}, false, false},
-      {{4, 1, 5, 6}, {3, 6, 2}, false, false},    {{1, 9}, {9, 1}, false, false}};
+  const std::vector<Shape> shapes = {{{5, 7}, {7, 4}, false, false},
+                                     {{2, 3, 5, 6}, {2, 3, 6, 4}, false, false},
+                                     {{2, 3, 5, 6}, {2, 3, 4, 6}, false, true},
+                                     {{2, 3, 6, 5}, {2, 3, 6, 4}, true, false},
+                                     {{2, 3, 6, 5}, {2, 3, 4, 6}, true, true},
+                                     {{3, 5, 8}, {8, 6}, false, false},
+                                     {{3, 5, 8}, {6, 8}, false, true},
+                                     {{5, 8}, {2, 3, 8, 6}, false, false},
+                                     {{4, 1, 5, 6}, {3, 6, 2}, false, false},
+                                     {{1, 9}, {9, 1}, false, false}};
   std::vector<Case> cases;
   Rng rng{0x3a7a};
   for (const Shape &s : shapes) {
@@ -76,11 +80,13 @@ std::vector<Case> attentionCases() {
     std::vector<int64_t> mask; // empty: none
     double scale;
   };
-  const std::vector<Shape> shapes = {
-      {{2, 3}, 5, 7, 4, 6, false, {}, 0},        {{2}, 6, 6, 8, 8, true, {}, 0},
-      {{2, 2}, 4, 5, 3, 3, false, {2, 1, 1, 5}, 0.5}, {{3}, 5, 5, 4, 2, true, {5, 5}, 0},
-      {{1, 2}, 3, 9, 16, 5, false, {1, 2, 3, 9}, 0}, {{2}, 4, 6, 5, 5, false, {6}, 0},
-      {{2}, 5, 3, 4, 4, true, {5, 1}, 0}};
+  const std::vector<Shape> shapes = {{{2, 3}, 5, 7, 4, 6, false, {}, 0},
+                                     {{2}, 6, 6, 8, 8, true, {}, 0},
+                                     {{2, 2}, 4, 5, 3, 3, false, {2, 1, 1, 5}, 0.5},
+                                     {{3}, 5, 5, 4, 2, true, {5, 5}, 0},
+                                     {{1, 2}, 3, 9, 16, 5, false, {1, 2, 3, 9}, 0},
+                                     {{2}, 4, 6, 5, 5, false, {6}, 0},
+                                     {{2}, 5, 3, 4, 4, true, {5, 1}, 0}};
   std::vector<Case> cases;
   Rng rng{0xa77e};
   for (const Shape &s : shapes) {
@@ -110,9 +116,9 @@ std::vector<Case> attentionCases() {
     cases.push_back(fwd);
     std::vector<Operand> bops = {input("dy", yd, dy)};
     bops.insert(bops.end(), ops.begin(), ops.end());
-    Case bwd = oneOp("scaled_dot_product_attention_backward", label, bops,
-                     "scaled_dot_product_attention_backward %dy, %q, %k, %v" + mask + attrs,
-                     {qd, kd, vd});
+    Case bwd =
+        oneOp("scaled_dot_product_attention_backward", label, bops,
+              "scaled_dot_product_attention_backward %dy, %q, %k, %v" + mask + attrs, {qd, kd, vd});
     bwd.tolerance = chainedProducts(terms);
     cases.push_back(bwd);
   }

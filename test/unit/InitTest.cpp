@@ -117,8 +117,9 @@ TEST(RandomTest, RestoreErrors) {
 
 TEST(InitTest, Names) {
   EXPECT_EQ(initializerNames(),
-            std::vector<std::string>({"constant", "embedding", "glorot_normal", "glorot_uniform", "he_normal",
-                                      "he_uniform", "kaiming_normal", "kaiming_uniform",
+            std::vector<std::string>({"constant", "embedding", "glorot_normal", "glorot_uniform",
+                                      "he_normal", "he_uniform", "kaiming_normal",
+                                      "kaiming_uniform",
                                       "lecun_normal", "lecun_uniform", "normal", "ones",
                                       "trunc_normal", "uniform", "xavier_normal",
                                       "xavier_uniform", "zeros"}));
@@ -254,10 +255,10 @@ TEST(InitTest, ErrorMessages) {
             "kaiming_normal kaiming_uniform lecun_normal lecun_uniform normal ones trunc_normal "
             "uniform xavier_normal xavier_uniform zeros)");
   EXPECT_EQ(initializeParam("orthogonal", t, 0, "w", out).message(),
-            "parameter @w: unknown initializer 'orthogonal' (known initializers: constant embedding "
-            "glorot_normal glorot_uniform he_normal he_uniform kaiming_normal kaiming_uniform "
-            "lecun_normal lecun_uniform normal ones trunc_normal uniform xavier_normal "
-            "xavier_uniform zeros)");
+            "parameter @w: unknown initializer 'orthogonal' (known initializers: constant "
+            "embedding glorot_normal glorot_uniform he_normal he_uniform kaiming_normal "
+            "kaiming_uniform lecun_normal lecun_uniform normal ones trunc_normal uniform "
+            "xavier_normal xavier_uniform zeros)");
   EXPECT_EQ(initializeParam("normal(sd=1)", t, 0, "w", out).message(),
             "parameter @w: initializer 'normal' has no argument 'sd' (arguments: mean, std)");
   EXPECT_EQ(initializeParam("normal(0, -1)", t, 0, "w", out).message(),

@@ -3,11 +3,12 @@
     torchvision_logits.py ARCH MODEL.dtnn DTNNC DTNN_RUN WORKDIR
 
 It builds torchvision's ARCH with random weights and random batch norm statistics (so that
-inference uses them; a vision transformer's class token and head, zero at first, are drawn too), converts its state_dict with tools/torchvision_weights.py, runs
-`dtnn-run --init-from --predict` on a random batch of two images, and compares the logits with
-torchvision's in eval mode: the largest difference must stay within float32 rounding of the
-logits' scale (1e-4 of the largest magnitude). It also converts the weights back (to-torch)
-and checks that the state_dict is the original one, bit for bit.
+inference uses them; a vision transformer's class token and head, zero at first, are drawn
+too), converts its state_dict with tools/torchvision_weights.py, runs `dtnn-run --init-from
+--predict` on a random batch of two images, and compares the logits with torchvision's in eval
+mode: the largest difference must stay within float32 rounding of the logits' scale (1e-4 of
+the largest magnitude). It also converts the weights back (to-torch) and checks that the
+state_dict is the original one, bit for bit.
 """
 import json
 import os
