@@ -48,9 +48,10 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
             {note(t.value.origin, "tensor produced here")});
       return Val::poison();
     }
-    if (type.dims[i] == ir::kDynamic) {
+    if (ir::isBatchDim(type.dims[i])) {
       error(loc, "dimension " + std::to_string(axis) + " of " + type.str() +
-                     " is the symbolic batch size, not known at compile time");
+                     (type.dims[i] == ir::kDynamic ? " is" : " is a multiple of") +
+                     " the symbolic batch size, not known at compile time");
       return Val::poison();
     }
     return Val::integer(type.dims[i], loc);

@@ -261,7 +261,7 @@ bool Elaborator::normalizeSlice(const std::vector<Val> &tensors, ir::AttrMap &va
   for (const char *key : {"begin", "end"}) {
     int64_t v = values.getInt(key);
     if (v >= 0) continue;
-    if (size == ir::kDynamic) {
+    if (ir::isBatchDim(size)) {
       auto at = argLocs.find(key);
       error(at != argLocs.end() ? at->second : loc,
             std::string("a negative ") + key + " counts from the end of the axis, whose size is "

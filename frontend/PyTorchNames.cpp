@@ -32,6 +32,7 @@ const std::map<std::string, std::string> &pytorchNames() {
       {"padding", "pad"}, {"kernel_size", "kernel"}, {"dim", "axis"}, {"ceil_mode", "ceil"},
       {"out_channels", "channels"}, {"out_features", "units"}, {"negative_slope", "alpha"},
       {"count_include_pad", "count_pad"}, {"p", "rate"},
+      {"start_dim", "axis"}, {"end_dim", "end_axis"},
       // Constants.
       {"True", "true"}, {"False", "false"}};
   return names;

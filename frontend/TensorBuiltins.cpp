@@ -133,7 +133,7 @@ Val Elaborator::callTensorBuiltin(const std::string &name, const SourceLoc &loc,
       return fail(ax ? ax->loc : loc, "axis " + std::to_string(ax ? ax->value.i : 1) +
                                            " is out of range for " + type.str());
     int64_t size = type.dims[static_cast<size_t>(axis)];
-    if (size == ir::kDynamic)
+    if (ir::isBatchDim(size))
       return fail(ax ? ax->loc : loc, "'chunk' cannot split the symbolic batch dimension");
     // As torch.chunk: chunks of ceil(size / chunks), the last one smaller (so maybe fewer).
     int64_t step = (size + chunksArg.value.i - 1) / chunksArg.value.i;
@@ -325,7 +325,7 @@ Val Elaborator::reduceOver(const std::string &name, const SourceLoc &loc, const 
   std::vector<int64_t> shape;
   for (size_t i = 0; i < type.rank(); ++i)
     if (std::find(axes.begin(), axes.end(), int64_t(i)) == axes.end())
-      shape.push_back(type.dims[i] == ir::kDynamic ? -1 : type.dims[i]);
+      shape.push_back(ir::isBatchDim(type.dims[i]) ? -1 : type.dims[i]);
   return op("reshape", {r}, attrsOf({{"shape", ir::AttrValue(shape)}}));
 }
 

@@ -118,6 +118,7 @@ Token TextLexer::next() {
   case ':': return make(Token::Colon, begin);
   case '=': return make(Token::Equal, begin);
   case '?': return make(Token::Question, begin);
+  case '*': return make(Token::Star, begin);
   case '-':
     if (pos_ < text_.size() && text_[pos_] == '>') {
       ++pos_;

@@ -35,6 +35,7 @@ struct Token {
     Arrow,
     Question,
     Minus,
+    Star,
   };
   Kind kind = Eof;
   std::string_view spelling; // The token's text as written.

@@ -160,20 +160,30 @@ bool Parser::parseType(TensorType &t) {
   if (!expect(Token::LBracket, "'[' and the dimensions after the element type")) return false;
   while (!tok_.is(Token::RBracket)) {
     if (tok_.is(Token::Question)) {
+      // `?` is the batch size N; `?*k` is k·N.
       t.dims.push_back(kDynamic);
+      advance();
+      if (tok_.is(Token::Star)) {
+        advance();
+        if (!tok_.is(Token::Integer) || tok_.intValue < 1 || tok_.intValue > kMaxDim)
+          return errorAt(tok_, "expected a multiple of the batch size from 1 to 2^40 after '?*', "
+                               "got " + tokenDescription(tok_));
+        t.dims.back() = batchDim(tok_.intValue);
+        advance();
+      }
     } else if (tok_.is(Token::Integer)) {
       if (tok_.intValue < 0)
-        return errorAt(tok_,
-                       "dimensions must be non-negative or '?', got " + std::string(tok_.spelling));
+        return errorAt(tok_, "dimensions must be non-negative, '?' or '?*k', got " +
+                                 std::string(tok_.spelling));
       if (tok_.intValue > kMaxDim)
         return errorAt(tok_, "dimension " + std::string(tok_.spelling) +
                                  " is larger than the largest, 2^40 (" + std::to_string(kMaxDim) + ")");
       t.dims.push_back(tok_.intValue);
+      advance();
     } else {
       return errorAt(tok_,
                      "expected a dimension (an integer or '?'), got " + tokenDescription(tok_));
     }
-    advance();
     if (!tok_.is(Token::Comma)) break;
     advance();
   }

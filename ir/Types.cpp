@@ -37,14 +37,14 @@ unsigned dtypeSize(DType t) {
 
 bool TensorType::isStatic() const {
   for (int64_t d : dims)
-    if (d == kDynamic) return false;
+    if (isBatchDim(d)) return false;
   return true;
 }
 
 int64_t TensorType::staticElements() const {
   int64_t n = 1;
   for (int64_t d : dims)
-    if (d != kDynamic) n *= d;
+    n *= batchMultiple(d);
   return n;
 }
 
@@ -56,13 +56,13 @@ std::optional<int64_t> TensorType::numElements() const {
 Error sizeProblem(const TensorType &t) {
   const std::string limit = "2^40 (" + std::to_string(kMaxElements) + ")";
   for (int64_t d : t.dims)
-    if (d != kDynamic && d > kMaxDim)
-      return Error::make("dimension " + std::to_string(d) + " of " + t.str() +
+    if (batchMultiple(d) > kMaxDim)
+      return Error::make("dimension " + dimStr(d) + " of " + t.str() +
                          " is larger than the largest, " + limit);
   if (std::count(t.dims.begin(), t.dims.end(), 0)) return Error::success();
   unsigned __int128 n = 1; // each factor is at most 2^40, so no product overflows
   for (int64_t d : t.dims) {
-    if (d != kDynamic) n *= static_cast<uint64_t>(d);
+    n *= static_cast<uint64_t>(batchMultiple(d));
     if (n > static_cast<unsigned __int128>(kMaxElements)) return Error::make(t.str() + " has more than " + limit + " elements");
   }
   return Error::success();
@@ -80,11 +80,17 @@ int64_t saturatingProduct(std::initializer_list<int64_t> factors) {
   return r;
 }
 
+std::string dimStr(int64_t d) {
+  if (d == kDynamic) return "?";
+  if (isBatchDim(d)) return "?*" + std::to_string(batchMultiple(d));
+  return std::to_string(d);
+}
+
 std::string dimsStr(const std::vector<int64_t> &dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i) s += ',';
-    s += dims[i] == kDynamic ? std::string("?") : std::to_string(dims[i]);
+    s += dimStr(dims[i]);
   }
   return s + "]";
 }

@@ -1,5 +1,7 @@
 // Element types and tensor types. A tensor dimension is either a static size
-// or kDynamic (printed `?`), which stands for the symbolic batch dimension.
+// or a multiple of the symbolic batch size N: kDynamic (-1, printed `?`) is N
+// itself, and -k (printed `?*k`) is k·N, the size of an axis that a reshape or
+// flatten merged from the batch axis and others of total size k.
 #pragma once
 
 #include "ir/Error.h"
@@ -24,6 +26,15 @@ unsigned dtypeSize(DType t);
 
 constexpr int64_t kDynamic = -1;
 
+// Whether dimension `d` is a multiple of the batch size (`?` or `?*k`).
+inline bool isBatchDim(int64_t d) { return d < 0; }
+// k for the dimension `?*k` (1 for `?`), the dimension itself when static.
+inline int64_t batchMultiple(int64_t d) { return d < 0 ? -d : d; }
+// The dimension k·N, `?*k`.
+inline int64_t batchDim(int64_t k) { return -k; }
+// Dimension `d` for a batch of `batch` samples.
+inline int64_t bindDim(int64_t d, int64_t batch) { return d < 0 ? -d * batch : d; }
+
 struct TensorType {
   DType dtype = DType::F32;
   std::vector<int64_t> dims;
@@ -33,7 +44,8 @@ struct TensorType {
 
   size_t rank() const { return dims.size(); }
   bool isStatic() const;
-  // Product of the static dimensions (dynamic ones are skipped). Exact for
+  // Elements per sample: the product of the dimensions with each batch
+  // dimension `?*k` counted as k (so the whole of a static type). Exact for
   // types within kMaxElements, which sizeProblem checks.
   int64_t staticElements() const;
   // Number of elements, or nullopt when a dimension is dynamic.
@@ -45,7 +57,6 @@ struct TensorType {
   std::string str() const;
 };
 
-// Text form of a dimension list, e.g. `[?,3,32,32]`.
 // The largest tensor the IR describes: 2^40 in any dimension and in all. One
 // limit, held by the front end, the text parser and the verifier alike, so that
 // every module one tool writes the others read; within it an element count,
@@ -63,6 +74,9 @@ Error sizeProblem(const TensorType &t);
 int64_t saturatingAdd(int64_t a, int64_t b);
 int64_t saturatingProduct(std::initializer_list<int64_t> factors);
 
+// Text form of one dimension, `7`, `?` or `?*197`, and of a dimension list,
+// e.g. `[?,3,32,32]` or `[?*197,768]`.
+std::string dimStr(int64_t d);
 std::string dimsStr(const std::vector<int64_t> &dims);
 
 } // namespace dtnn::ir

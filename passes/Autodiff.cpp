@@ -126,6 +126,13 @@ public:
     if (fwd->outputs()[0]->kind() == ir::Value::Kind::Param)
       return Error::make("autodiff: the prediction of @" + fwd->name() + " is the parameter " +
                          "@" + fwd->outputs()[0]->param()->name + ", which does not depend on the input");
+    const ir::TensorType &prediction = fwd->outputs()[0]->type();
+    if (prediction.rank() && ir::isBatchDim(prediction.dims[0]) &&
+        prediction.dims[0] != ir::kDynamic)
+      return Error::make("autodiff: the prediction " + prediction.str() + " of @" + fwd->name() +
+                         " has " + std::to_string(ir::batchMultiple(prediction.dims[0])) +
+                         " rows per sample, but the loss and the labels take one; reshape it "
+                         "back to [N, ...]");
     for (const ir::Value *in : fwd->inputs())
       if (in->name() == "label" || in->name() == "lr" || in->name() == "step")
         return Error::make("autodiff: model input %" + in->name() +

@@ -152,10 +152,11 @@ private:
     ir::Value *y = inner->operand(0);
     const ir::TensorType &want = op.result()->type();
     std::vector<int64_t> shape = want.dims;
-    if (std::count(shape.begin(), shape.end(), ir::kDynamic) > 1) return false;
-    // The dynamic dim is already -1 (kDynamic), which reshape reads as "infer
-    // this dim"; the shape rule infers it back to `?`.
-    static_assert(ir::kDynamic == -1);
+    if (std::count_if(shape.begin(), shape.end(), ir::isBatchDim) > 1) return false;
+    // The batch dimension (`?` or `?*k`) becomes -1, which reshape reads as
+    // "infer this dim"; the shape rule infers it back.
+    for (int64_t &d : shape)
+      if (ir::isBatchDim(d)) d = -1;
     ir::AttrMap attrs = op.attrs();
     attrs.set("shape", shape);
     std::vector<ir::TensorType> operandTypes = {y->type()};

@@ -26,7 +26,7 @@ std::string fmt(double x) {
 double bytesAt(const ir::TensorType &t, int64_t batch) {
   if (t.isToken()) return 0;
   double n = 1;
-  for (int64_t d : t.dims) n *= static_cast<double>(d == ir::kDynamic ? batch : d);
+  for (int64_t d : t.dims) n *= static_cast<double>(ir::bindDim(d, batch));
   return n * ir::dtypeSize(t.dtype);
 }
 

@@ -138,7 +138,7 @@ std::string names(const std::vector<const ir::Op *> &ops) {
 // fewer bytes.
 std::string whyKept(const ir::Op &bn, const Readers &readers, const Compiles &compiles) {
   const ir::TensorType &x = bn.operand(0)->type();
-  if (x.rank() != 4 || !ir::isFloatType(x.dtype) || x.dims[1] == ir::kDynamic)
+  if (x.rank() != 4 || !ir::isFloatType(x.dtype) || ir::isBatchDim(x.dims[1]))
     return "the decomposition takes 4-d floating-point inputs with a known channel count";
   if (bn.attrs().getBool("sync")) return "its statistics are reduced over the ranks";
   if (std::string act = ir::fusedActivationOf(bn); !act.empty())

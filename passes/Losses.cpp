@@ -88,7 +88,7 @@ Expected<ir::Value *> emitLoss(ir::Builder &b, const std::string &name, ir::Valu
   ir::Value *target = label;
   if (def->oneHotTarget) {
     const ir::TensorType &t = prediction->type();
-    if (t.rank() != 2 || t.dims[1] == ir::kDynamic)
+    if (t.rank() != 2 || ir::isBatchDim(t.dims[1]))
       return Error::make(name + " with class labels needs a prediction of type [N,C], got " +
                          t.str());
     target = b.create1("one_hot", {label}, ir::attrs({{"classes", t.dims[1]},

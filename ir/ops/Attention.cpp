@@ -54,7 +54,7 @@ Expected<TensorType> attentionResult(InferCtx &ctx, size_t first) {
     return ctx.fail(op + ": k and v need the same sequence length S, got " + k.str() + " and " +
                         v.str(),
                     {q0 + 1, q0 + 2});
-  if (q.dims[r - 1] == kDynamic || q.dims[r - 2] == kDynamic || k.dims[r - 2] == kDynamic)
+  if (isBatchDim(q.dims[r - 1]) || isBatchDim(q.dims[r - 2]) || isBatchDim(k.dims[r - 2]))
     return ctx.fail(op + " needs static sequence lengths and feature size, got " + q.str(), {q0});
   if (ctx.operands.size() > first + 3) {
     const TensorType &m = ctx.operands[first + 3];
@@ -104,8 +104,9 @@ int64_t attentionMacs(const std::vector<TensorType> &operands, const std::vector
                       const AttrMap &) {
   const TensorType &q = operands[0], &k = operands[1], &v = operands[2];
   size_t r = q.rank();
-  int64_t perSample = q.dims[r - 2] * k.dims[r - 2] * (q.dims[r - 1] + v.dims[r - 1]);
-  for (size_t i = 1; i + 2 < r; ++i) perSample *= q.dims[i];
+  int64_t perSample =
+      q.dims[r - 2] * k.dims[r - 2] * (q.dims[r - 1] + v.dims[r - 1]) * batchFactor(q);
+  for (size_t i = 1; i + 2 < r; ++i) perSample *= batchMultiple(q.dims[i]);
   return perSample;
 }
 

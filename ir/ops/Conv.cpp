@@ -40,14 +40,14 @@ Error inferConv2d(InferCtx &ctx) {
     return ctx.fail("conv2d dilation must be 1 or 2 positive integers");
   if (groups < 1) return ctx.fail("conv2d groups must be positive");
   int64_t c = x.dims[1], k = w.dims[0];
-  if (c != kDynamic && c % groups != 0)
+  if (!isBatchDim(c) && c % groups != 0)
     return ctx.fail("conv2d input channels (" + std::to_string(c) +
                         ") are not divisible by groups (" + std::to_string(groups) + ")",
                     {0});
   if (k % groups != 0)
     return ctx.fail("conv2d output channels (" + std::to_string(k) +
                     ") are not divisible by groups (" + std::to_string(groups) + ")");
-  if (c != kDynamic && w.dims[1] * groups != c)
+  if (!isBatchDim(c) && w.dims[1] * groups != c)
     return ctx.fail("conv2d weight " + w.str() + " does not match input channels " +
                         std::to_string(c) + " with groups=" + std::to_string(groups),
                     {0, 1});
@@ -66,11 +66,13 @@ Error inferConv2d(InferCtx &ctx) {
       return ctx.fail("conv2d bias must be " + TensorType(x.dtype, {k}).str() + ", got " + b.str(),
                       {2});
   }
+  if (isBatchDim(x.dims[2]) || isBatchDim(x.dims[3]))
+    return ctx.fail("conv2d needs static spatial dimensions, got " + x.str(), {0});
   int64_t oh = windowOutDim(x.dims[2], w.dims[2], (*stride)[0], (*pad)[0], (*pad)[2], (*dil)[0],
                             false);
   int64_t ow = windowOutDim(x.dims[3], w.dims[3], (*stride)[1], (*pad)[1], (*pad)[3], (*dil)[1],
                             false);
-  if ((oh != kDynamic && oh < 1) || (ow != kDynamic && ow < 1))
+  if (oh < 1 || ow < 1)
     return ctx.fail("conv2d kernel " + std::to_string(w.dims[2]) + "x" +
                         std::to_string(w.dims[3]) + " does not fit the padded input " + x.str(),
                     {0});
@@ -100,7 +102,8 @@ std::vector<const OperandSpec *> bindConv2d(const OpDef &def, const AttrMap &att
 int64_t conv2dMacs(const std::vector<TensorType> &in, const std::vector<TensorType> &out,
                    const AttrMap &) {
   const TensorType &w = in[1], &y = out[0];
-  return saturatingProduct({y.dims[1], y.dims[2], y.dims[3], w.dims[1], w.dims[2], w.dims[3]});
+  return saturatingProduct({batchFactor(y), y.dims[1], y.dims[2], y.dims[3], w.dims[1], w.dims[2],
+                            w.dims[3]});
 }
 
 // Shared by the data and weight gradients: runs conv2d's shape rule on the
@@ -152,7 +155,8 @@ MacsFn conv2dGradientMacs(size_t wAt) {
   return [wAt](const std::vector<TensorType> &in, const std::vector<TensorType> &,
                const AttrMap &) {
     const TensorType &w = in[wAt], &dy = in[0];
-    return saturatingProduct({dy.dims[1], dy.dims[2], dy.dims[3], w.dims[1], w.dims[2], w.dims[3]});
+    return saturatingProduct({batchFactor(dy), dy.dims[1], dy.dims[2], dy.dims[3], w.dims[1],
+                              w.dims[2], w.dims[3]});
   };
 }
 
@@ -196,7 +200,7 @@ Error buildConv2d(LayerCtx &ctx) {
   auto dil = expandInts(ctx.args.getInts("dilation"), 2);
   if (!dil) return ctx.fail("conv2d dilation must have 1 or 2 entries", "dilation");
   int64_t c = x.dims[1];
-  if (c == kDynamic) return ctx.fail("conv2d needs a static channel dimension, got " + x.str());
+  if (isBatchDim(c)) return ctx.fail("conv2d needs a static channel dimension, got " + x.str());
   if (c % groups != 0)
     return ctx.fail("conv2d input channels (" + std::to_string(c) +
                         ") are not divisible by groups (" + std::to_string(groups) + ")",

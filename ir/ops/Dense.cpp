@@ -42,7 +42,7 @@ Error inferDense(InferCtx &ctx) {
     return ctx.fail(
         "dense weight " + w.str() + " does not match the element type of input " + x.str(), {0, 1});
   int64_t k = x.dims.back(), m = w.dims[0];
-  if (k != kDynamic && k != w.dims[1]) {
+  if (!isBatchDim(k) && k != w.dims[1]) {
     int64_t sample = 1;
     for (size_t i = 1; i < x.rank(); ++i) sample *= x.dims[i];
     bool flattened = x.rank() > 2 && sample == w.dims[1];
@@ -64,10 +64,11 @@ Error inferDense(InferCtx &ctx) {
   return Error::success();
 }
 
-// The rows a sample of x [N,...,K] holds: the product of its middle dimensions.
+// The rows a sample of x [N,...,K] holds: the product of its middle dimensions
+// (times k for x of [?*k,...,K]).
 int64_t rowsPerSample(const TensorType &x) {
-  int64_t rows = 1;
-  for (size_t i = 1; i + 1 < x.rank(); ++i) rows *= x.dims[i];
+  int64_t rows = batchFactor(x);
+  for (size_t i = 1; i + 1 < x.rank(); ++i) rows *= batchMultiple(x.dims[i]);
   return rows;
 }
 
@@ -162,7 +163,7 @@ Error buildDense(LayerCtx &ctx) {
   int64_t units = ctx.args.getInt("units");
   if (units < 1) return ctx.fail("dense units must be positive", "units");
   int64_t k = x.dims.back();
-  if (k == kDynamic) return ctx.fail("dense needs a static feature dimension, got " + x.str());
+  if (isBatchDim(k)) return ctx.fail("dense needs a static feature dimension, got " + x.str());
   ctx.params.push_back({"weight", TensorType(x.dtype, {units, k}),
                         ctx.initializer("init", pytorchWeightInit()), true});
   if (ctx.args.getBool("bias"))

@@ -69,11 +69,11 @@ std::vector<const OperandSpec *> bindUpdateGroups(const OpDef &def, const AttrMa
   return specs;
 }
 
-// A tensor of type t as one dimension (dynamic if any of t's is).
+// A tensor of type t as one dimension (`?*k` if one of t's is a multiple of the batch).
 TensorType flatType(const TensorType &t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims) n = d == kDynamic || n == kDynamic ? kDynamic : n * d;
-  return TensorType(t.dtype, std::vector<int64_t>{n});
+  int64_t n = t.staticElements();
+  bool batch = std::any_of(t.dims.begin(), t.dims.end(), isBatchDim);
+  return TensorType(t.dtype, std::vector<int64_t>{batch ? batchDim(n) : n});
 }
 
 // Each group's tensors share the parameter's floating-point type, the

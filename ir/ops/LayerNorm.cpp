@@ -27,7 +27,7 @@ Expected<std::vector<int64_t>> normalizedShape(const TensorType &x, int64_t axes
                        " (the batch axis is not normalized)");
   std::vector<int64_t> shape(x.dims.end() - axes, x.dims.end());
   for (int64_t d : shape)
-    if (d == kDynamic)
+    if (isBatchDim(d))
       return Error::make("layernorm cannot normalize the symbolic batch dimension of " + x.str());
   return shape;
 }

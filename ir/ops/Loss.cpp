@@ -11,11 +11,11 @@ namespace dtnn::ir {
 
 namespace {
 
-// True when two dimension lists agree, a dynamic dimension matching any size.
+// True when two dimension lists agree in the sense of dimsAgree.
 bool compatibleDims(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i] && a[i] != kDynamic && b[i] != kDynamic) return false;
+    if (!dimsAgree(a[i], b[i])) return false;
   return true;
 }
 
@@ -109,7 +109,7 @@ Error inferAccuracy(InferCtx &ctx) {
   int64_t k = ctx.attrs.getInt("k");
   int64_t c = ctx.operands[0].dims[1];
   if (k < 1) return ctx.fail("accuracy k must be at least 1, got " + std::to_string(k));
-  if (c != kDynamic && k > c)
+  if (!isBatchDim(c) && k > c)
     return ctx.fail("accuracy k=" + std::to_string(k) + " exceeds the " + std::to_string(c) +
                         " classes of " + ctx.operands[0].str(),
                     {0});

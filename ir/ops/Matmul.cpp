@@ -36,7 +36,7 @@ Error inferMatmul(InferCtx &ctx) {
   bool ta = ctx.attrs.getBool("transpose_a"), tb = ctx.attrs.getBool("transpose_b");
   auto [m, k] = matrixOf(a, ta);
   auto [k2, n] = matrixOf(b, tb);
-  if (k == kDynamic || k2 == kDynamic || k != k2)
+  if (isBatchDim(k) || isBatchDim(k2) || k != k2)
     return ctx.fail("matmul inner dimensions differ: " + a.str() + (ta ? " transposed" : "") +
                         " times " + b.str() + (tb ? " transposed" : "") + " (" + std::to_string(k) +
                         " against " + std::to_string(k2) + ")",
@@ -58,8 +58,8 @@ Error inferMatmul(InferCtx &ctx) {
 int64_t matmulMacs(const std::vector<TensorType> &operands, const std::vector<TensorType> &results,
                    const AttrMap &attrs) {
   const TensorType &y = results[0];
-  int64_t perSample = matrixOf(operands[0], attrs.getBool("transpose_a")).second;
-  for (size_t i = 1; i < y.rank(); ++i) perSample *= y.dims[i];
+  int64_t perSample = matrixOf(operands[0], attrs.getBool("transpose_a")).second * batchFactor(y);
+  for (size_t i = 1; i < y.rank(); ++i) perSample *= batchMultiple(y.dims[i]);
   return perSample;
 }
 

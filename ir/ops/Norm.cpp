@@ -20,7 +20,7 @@ std::optional<std::string> checkBatchNormInput(const std::string &op, const Tens
   if (x.rank() != 2 && x.rank() != 4)
     return op + " expects a 2-d [N,C] or 4-d [N,C,H,W] input, got " + x.str();
   if (!isFloatType(x.dtype)) return op + " expects a floating-point input, got " + x.str();
-  if (x.dims[1] == kDynamic) return op + " needs a static channel dimension, got " + x.str();
+  if (isBatchDim(x.dims[1])) return op + " needs a static channel dimension, got " + x.str();
   return std::nullopt;
 }
 
@@ -80,7 +80,7 @@ const char *const kFoldOperands[] = {"weight", "gamma", "beta", "mean", "var", "
 Error inferBatchNormFold(InferCtx &ctx) {
   const std::string op = "batchnorm_fold";
   const TensorType &w = ctx.operands[0];
-  if (w.rank() < 2 || !isFloatType(w.dtype) || w.dims[0] == kDynamic)
+  if (w.rank() < 2 || !isFloatType(w.dtype) || isBatchDim(w.dims[0]))
     return ctx.fail(op + " expects a floating-point weight [K,...] of rank 2 or more with a "
                          "static K, got " + w.str(), {0});
   int64_t k = w.dims[0];

@@ -28,9 +28,11 @@ Error inferWindowPool(InferCtx &ctx, const std::string &op) {
     return ctx.fail(op + " pad must be at most half the kernel size " + std::to_string(kh) + "x" +
                     std::to_string(kw));
   bool ceil = ctx.attrs.getBool("ceil");
+  if (isBatchDim(x.dims[2]) || isBatchDim(x.dims[3]))
+    return ctx.fail(op + " needs static spatial dimensions, got " + x.str(), {0});
   int64_t oh = windowOutDim(x.dims[2], kh, (*stride)[0], (*pad)[0], (*pad)[2], 1, ceil);
   int64_t ow = windowOutDim(x.dims[3], kw, (*stride)[1], (*pad)[1], (*pad)[3], 1, ceil);
-  if ((oh != kDynamic && oh < 1) || (ow != kDynamic && ow < 1))
+  if (oh < 1 || ow < 1)
     return ctx.fail(op + " kernel " + std::to_string(kh) + "x" + std::to_string(kw) +
                         " does not fit the padded input " + x.str(),
                     {0});

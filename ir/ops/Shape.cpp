@@ -15,8 +15,23 @@ bool mulInto(int64_t &a, int64_t b) { return !__builtin_mul_overflow(a, b, &a); 
 // An int list attribute as written in IR text, e.g. [-1,784].
 std::string listStr(const std::vector<int64_t> &v) { return attrValueStr(AttrValue(v)); }
 
-// Operand: x of rank >= 1. Dimensions before `axis` are kept and the rest are
-// multiplied into one: flatten([?,16,5,5], axis=1) is [?,400].
+// Counts the batch dimensions (`?`, `?*k`) of dims[begin, end) and multiplies
+// their sizes per sample (k for `?*k`) into `product`; false on overflow.
+bool perSample(const std::vector<int64_t> &dims, size_t begin, size_t end, size_t &batchDims,
+               int64_t &product) {
+  batchDims = 0;
+  product = 1;
+  for (size_t i = begin; i < end; ++i) {
+    batchDims += isBatchDim(dims[i]);
+    if (!mulInto(product, batchMultiple(dims[i]))) return false;
+  }
+  return true;
+}
+
+// Operand: x of rank >= 1. Dimensions `axis` to `end_axis` (torch.flatten's
+// start_dim and end_dim) are multiplied into one and the others kept:
+// flatten([?,16,5,5], axis=1) is [?,400], and flatten([?,197,768], axis=0,
+// end_axis=1) merges the batch axis with the next: [?*197,768].
 Error inferFlatten(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   if (x.rank() == 0)
@@ -26,23 +41,30 @@ Error inferFlatten(InferCtx &ctx) {
   if (!axis)
     return ctx.fail("flatten axis " + std::to_string(axisAttr) + " is out of range for " + x.str(),
                     {0});
+  int64_t endAttr = ctx.attrs.getInt("end_axis");
+  auto end = normalizeAxis(endAttr, x.rank());
+  if (!end || *end < *axis)
+    return ctx.fail("flatten end_axis " + std::to_string(endAttr) + " is out of range for " +
+                        x.str() + " or before axis " + std::to_string(axisAttr),
+                    {0});
   std::vector<int64_t> dims(x.dims.begin(), x.dims.begin() + *axis);
-  int64_t rest = 1;
-  for (size_t i = *axis; i < x.rank(); ++i) {
-    if (x.dims[i] == kDynamic || rest == kDynamic) {
-      rest = kDynamic;
-    } else if (!mulInto(rest, x.dims[i])) {
-      return ctx.fail("flatten of " + x.str() + " overflows the element count", {0});
-    }
-  }
-  dims.push_back(rest);
+  size_t batchDims;
+  int64_t merged;
+  if (!perSample(x.dims, *axis, *end + 1, batchDims, merged))
+    return ctx.fail("flatten of " + x.str() + " overflows the element count", {0});
+  if (batchDims > 1)
+    return ctx.fail("flatten of " + x.str() + " would merge two multiples of the batch size", {0});
+  dims.push_back(batchDims ? batchDim(merged) : merged);
+  dims.insert(dims.end(), x.dims.begin() + *end + 1, x.dims.end());
   ctx.results = {TensorType(x.dtype, std::move(dims))};
   return Error::success();
 }
 
 // Operand: x. `shape` lists the result dimensions; one entry may be -1, which
-// is inferred from the element count. With one dynamic input dimension the -1
-// becomes `?` when the static parts of both shapes have equal products.
+// is inferred from the element count. An input with a batch dimension holds S
+// elements per sample (S counts `?*k` as k); the -1 then becomes `?*(S/K)`,
+// where K is the product of the other entries, and must divide S: [?,197,768]
+// to [-1,768] is [?*197,768], and [?*197,768] to [-1,197,768] is [?,197,768].
 Error inferReshape(InferCtx &ctx) {
   const TensorType &x = ctx.operands[0];
   std::vector<int64_t> shape = ctx.attrs.getInts("shape");
@@ -61,13 +83,11 @@ Error inferReshape(InferCtx &ctx) {
     }
   }
   std::string what = "reshape of " + x.str() + " to " + listStr(shape);
-  size_t dynamicDims = 0;
-  for (int64_t d : x.dims) dynamicDims += d == kDynamic;
-  int64_t inStatic = 1;
-  for (int64_t d : x.dims)
-    if (d != kDynamic && !mulInto(inStatic, d))
-      return ctx.fail("reshape input " + x.str() + " overflows the element count", {0});
-  if (dynamicDims == 0) {
+  size_t batchDims;
+  int64_t inStatic;
+  if (!perSample(x.dims, 0, x.rank(), batchDims, inStatic))
+    return ctx.fail("reshape input " + x.str() + " overflows the element count", {0});
+  if (batchDims == 0) {
     if (inferAt >= 0) {
       if (inStatic % known != 0)
         return ctx.fail(what + ": " + std::to_string(inStatic) +
@@ -80,16 +100,17 @@ Error inferReshape(InferCtx &ctx) {
                       {0});
     }
   } else {
-    if (dynamicDims > 1)
-      return ctx.fail(what + ": an input with more than one dynamic dimension cannot be reshaped",
+    if (batchDims > 1)
+      return ctx.fail(what + ": an input with more than one batch dimension cannot be reshaped",
                       {0});
     if (inferAt < 0)
-      return ctx.fail(what + ": the dynamic dimension needs a -1 in the target shape", {0});
-    if (inStatic != known)
-      return ctx.fail(what + ": the static parts do not match (" + std::to_string(inStatic) +
-                          " vs " + std::to_string(known) + " elements)",
+      return ctx.fail(what + ": the batch dimension needs a -1 in the target shape", {0});
+    if (inStatic % known != 0)
+      return ctx.fail(what + ": the other entries hold " + std::to_string(known) +
+                          " elements, which do not divide the " + std::to_string(inStatic) +
+                          " of each sample (the -1 would split the batch axis)",
                       {0});
-    shape[inferAt] = kDynamic;
+    shape[inferAt] = batchDim(inStatic / known);
   }
   ctx.results = {TensorType(x.dtype, std::move(shape))};
   return Error::success();
@@ -124,11 +145,19 @@ Error inferConcat(InferCtx &ctx) {
                             " may differ)",
                         {0, idx});
     }
-    int64_t &sum = dims[*axis];
-    if (sum == kDynamic || t.dims[*axis] == kDynamic)
-      sum = kDynamic;
-    else if (__builtin_add_overflow(sum, t.dims[*axis], &sum))
+    // Sizes add; along the batch axis multiples of the batch size add: [?,3] and
+    // [?,3] make [?*2,3].
+    int64_t &sum = dims[*axis], size = t.dims[*axis];
+    if (isBatchDim(sum) != isBatchDim(size))
+      return ctx.fail("concat along axis " + std::to_string(*axis) + " joins " + dimStr(sum) +
+                          " with " + dimStr(size) +
+                          ": a multiple of the batch size and a fixed size",
+                      {0, idx});
+    int64_t total;
+    if (__builtin_add_overflow(batchMultiple(sum), batchMultiple(size), &total) ||
+        total > kMaxDim)
       return ctx.fail("concat along axis " + std::to_string(*axis) + " overflows", {idx});
+    sum = isBatchDim(sum) ? batchDim(total) : total;
   }
   ctx.results = {TensorType(first.dtype, std::move(dims))};
   return Error::success();
@@ -156,20 +185,6 @@ Error inferTranspose(InferCtx &ctx) {
   return Error::success();
 }
 
-// Counts the dynamic dimensions of t and multiplies the static ones into
-// `product`; false on overflow.
-bool elementCount(const TensorType &t, size_t &dynamicDims, int64_t &product) {
-  dynamicDims = 0;
-  product = 1;
-  for (int64_t d : t.dims) {
-    if (d == kDynamic)
-      ++dynamicDims;
-    else if (!mulInto(product, d))
-      return false;
-  }
-  return true;
-}
-
 // Operands: x and the shape donor like. The result has x's dtype and like's
 // dimensions; the element counts must agree (with one `?` on each side, the
 // static parts must).
@@ -179,7 +194,8 @@ Error inferReshapeLike(InferCtx &ctx) {
   size_t xDyn, likeDyn;
   int64_t xCount, likeCount;
   std::string what = "reshape_like of " + x.str() + " to the shape of " + like.str();
-  if (!elementCount(x, xDyn, xCount) || !elementCount(like, likeDyn, likeCount))
+  if (!perSample(x.dims, 0, x.rank(), xDyn, xCount) ||
+      !perSample(like.dims, 0, like.rank(), likeDyn, likeCount))
     return ctx.fail(what + " overflows the element count", {0, 1});
   if (xDyn != likeDyn || xDyn > 1 || xCount != likeCount)
     return ctx.fail(what + " changes the element count", {0, 1});
@@ -196,8 +212,8 @@ Error slicedType(InferCtx &ctx, const TensorType &x, const std::string &op, Tens
   if (!axis)
     return ctx.fail(op + " axis " + std::to_string(axisAttr) + " is out of range for " + x.str());
   int64_t dim = x.dims[*axis];
-  if (dim == kDynamic)
-    return ctx.fail(op + " along the dynamic dimension " + std::to_string(*axis) + " of " +
+  if (isBatchDim(dim))
+    return ctx.fail(op + " along the batch dimension " + std::to_string(*axis) + " of " +
                     x.str() + " is not supported");
   int64_t begin = ctx.attrs.getInt("begin"), end = ctx.attrs.getInt("end");
   if (begin < 0 || begin >= end || end > dim)
@@ -265,8 +281,8 @@ Error concatGrad(GradCtx &ctx) {
   int64_t offset = 0;
   for (size_t i = 0; i < ctx.op.operands().size(); ++i) {
     int64_t size = ctx.op.operand(i)->type().dims[axis];
-    if (size == kDynamic)
-      return ctx.fail("the gradient of concat along the dynamic dimension " + std::to_string(axis) +
+    if (isBatchDim(size))
+      return ctx.fail("the gradient of concat along the batch dimension " + std::to_string(axis) +
                       " is not supported");
     if (ctx.needed[i]) {
       ctx.dx[i] = ctx.b.create1("slice", {ctx.dy[0]},
@@ -290,9 +306,10 @@ Error sliceGrad(GradCtx &ctx) {
 void registerShapeOps(BuiltinOps &t) {
   t.add({
       .name = "flatten",
-      .summary = "Keeps the dimensions before axis and multiplies the rest into one.",
+      .summary = "Multiplies the dimensions from axis to end_axis into one (torch.flatten).",
       .operands = {reusable("x")},
-      .attrs = {{"axis", AttrKind::Int, AttrValue(int64_t{1})}},
+      .attrs = {{"axis", AttrKind::Int, AttrValue(int64_t{1})},
+                {"end_axis", AttrKind::Int, AttrValue(int64_t{-1})}},
       .fusion = FusionClass::Opaque,
       .inferShape = inferFlatten,
       .macs = nullptr,

@@ -19,7 +19,6 @@ std::optional<std::vector<int64_t>> expandPad(const std::vector<int64_t> &v) {
 
 int64_t windowOutDim(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin, int64_t padEnd,
                      int64_t dilation, bool ceilMode) {
-  if (in == kDynamic) return kDynamic;
   // Attribute values from IR text can be huge; a sum that overflows cannot fit.
   int64_t span, room;
   if (__builtin_mul_overflow(dilation, kernel - 1, &span) ||
@@ -59,7 +58,11 @@ std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank) {
   return axis < 0 ? axis + r : axis;
 }
 
-bool dimsAgree(int64_t a, int64_t b) { return a == kDynamic || b == kDynamic || a == b; }
+int64_t batchFactor(const TensorType &t) {
+  return t.rank() && isBatchDim(t.dims[0]) ? batchMultiple(t.dims[0]) : 1;
+}
+
+bool dimsAgree(int64_t a, int64_t b) { return a == b || isBatchDim(a) != isBatchDim(b); }
 
 bool typesAgree(const TensorType &a, const TensorType &b) {
   if (a.dtype != b.dtype || a.rank() != b.rank()) return false;

@@ -17,7 +17,7 @@ std::optional<std::vector<int64_t>> expandInts(const std::vector<int64_t> &v, si
 // (top, left, bottom, right) entries to the 4-entry form.
 std::optional<std::vector<int64_t>> expandPad(const std::vector<int64_t> &v);
 
-// Output size of a sliding window along one axis; kDynamic stays dynamic.
+// Output size of a sliding window along a static axis.
 // Returns a value < 1 (as-is) when the window does not fit, and 0 when the
 // arithmetic would overflow.
 int64_t windowOutDim(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin, int64_t padEnd,
@@ -30,7 +30,13 @@ std::optional<std::vector<int64_t>> broadcastDims(const std::vector<int64_t> &a,
 // Normalizes a possibly negative axis for a tensor of rank `rank`; nullopt if out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank);
 
-// True when two dimensions can be equal (either is the dynamic batch).
+// How many of t's leading rows one sample holds: k when t's first dimension is
+// `?*k`, else 1. The MAC counts are per sample, read from the dimensions after
+// the first; this factor scales them for an input whose batch axis was merged.
+int64_t batchFactor(const TensorType &t);
+
+// True when two dimensions can be equal: they are, or one is static and the
+// other a multiple of the batch size, which may be bound to it.
 bool dimsAgree(int64_t a, int64_t b);
 
 // True when two types have the same element type and rank and every pair of

@@ -8,10 +8,9 @@ namespace dtnn::runtime {
 
 namespace {
 
-// `t` with each dynamic dimension (the batch) set to `batch`.
+// `t` for a batch of `batch` samples: `?` is `batch`, `?*k` is k·batch.
 ir::TensorType bindBatch(ir::TensorType t, int64_t batch) {
-  for (int64_t &d : t.dims)
-    if (d == ir::kDynamic) d = batch;
+  for (int64_t &d : t.dims) d = ir::bindDim(d, batch);
   return t;
 }
 

@@ -312,6 +312,18 @@ TEST(IRTest, RoundTripSeveralGraphsAndOutputs) {
                   "}\n");
 }
 
+// `?*k` is k times the batch size: what merging the batch axis with others makes.
+TEST(IRTest, RoundTripMultiplesOfTheBatch) {
+  expectRoundTrip("param @w : f32[10,768] init=zeros\n"
+                  "\n"
+                  "graph @tokens(%x: f32[?,197,768]) -> f32[?,197,10] {\n"
+                  "  %0 = reshape %x {shape=[-1,768]} : f32[?*197,768]\n"
+                  "  %1 = dense %0, @w : f32[?*197,10]\n"
+                  "  %2 = reshape %1 {shape=[-1,197,10]} : f32[?,197,10]\n"
+                  "  return %2\n"
+                  "}\n");
+}
+
 TEST(IRTest, RoundTripPoolingAndScalars) {
   expectRoundTrip("graph @pool(%x: f32[?,3,32,32], %s: f64[]) -> (f32[?,3,16,16], f64[]) {\n"
                   "  %0 = maxpool %x {kernel=[2,2]} : f32[?,3,16,16]\n"
@@ -394,7 +406,13 @@ TEST(IRTest, ParseErrorsPointAtTheOffendingToken) {
       {"  %0 = relu %x : f33[1]\n",
        "t.dtir:3:18: error: unknown element type 'f33'; did you mean 'f32'?"},
       {"  %0 = relu %x : f32[1,-2]\n",
-       "t.dtir:3:24: error: dimensions must be non-negative or '?', got -2"},
+       "t.dtir:3:24: error: dimensions must be non-negative, '?' or '?*k', got -2"},
+      {"  %0 = relu %x : f32[?*0,1]\n",
+       "t.dtir:3:24: error: expected a multiple of the batch size from 1 to 2^40 after '?*', got "
+       "'0'"},
+      {"  %0 = relu %x : f32[?*,1]\n",
+       "t.dtir:3:24: error: expected a multiple of the batch size from 1 to 2^40 after '?*', got "
+       "','"},
       {"  %0 = relu %x : f32[99999999999999999999]\n",
        "t.dtir:3:22: error: integer literal '99999999999999999999' is out of range"},
       {"  %0 = relu %x : f32[1] loc(\"a.dtnn:1:2)\n", "t.dtir:3:29: error: unterminated string"},

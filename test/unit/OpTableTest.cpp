@@ -143,6 +143,17 @@ TEST(OpTableTest, Conv2dLeNetAndDepthwise) {
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.error, "conv2d expects a 4-d input [N,C,H,W], got f32[?,784]");
   EXPECT_EQ(r.blame, blame({0}));
+  r = infer("conv2d", {f32({1, 1, batchDim(28), 28}), f32({6, 1, 5, 5})});
+  EXPECT_EQ(r.error, "conv2d needs static spatial dimensions, got f32[1,1,?*28,28]");
+}
+
+TEST(OpTableTest, DenseOverRowsMergedWithTheBatch) {
+  Inferred r = infer("dense", {f32({batchDim(197), 768}), f32({10, 768})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.type(), f32({batchDim(197), 10}));
+  EXPECT_EQ(def("dense").macs({f32({batchDim(197), 768}), f32({10, 768})},
+                              {f32({batchDim(197), 10})}, AttrMap()),
+            197 * 768 * 10);
 }
 
 TEST(OpTableTest, DenseShapes) {
@@ -224,8 +235,9 @@ TEST(OpTableTest, MaxPoolShapes) {
   r = infer("maxpool", {f32({1, 1, 5, 5})},
             {{"kernel", ints({2})}, {"pad", ints({1, 1, 1, 1})}, {"ceil", true}});
   EXPECT_EQ(r.type(), f32({1, 1, 3, 3}));
+  // A window over the batch size would give a size that is not a multiple of it.
   r = infer("maxpool", {f32({1, 3, Q, 8})}, {{"kernel", ints({2})}});
-  EXPECT_EQ(r.type(), f32({1, 3, Q, 4}));
+  EXPECT_EQ(r.error, "maxpool needs static spatial dimensions, got f32[1,3,?,8]");
   // Integers have no pooling kernel (regression: a float kernel read them).
   r = infer("maxpool", {i32({1, 3, 8, 8})}, {{"kernel", ints({2})}});
   EXPECT_FALSE(r.ok);
@@ -376,7 +388,20 @@ TEST(OpTableTest, FlattenShapes) {
             f32({Q, 16, 25}));
   EXPECT_EQ(infer("flatten", {f32({2, 3, 4})}, {{"axis", int64_t{-1}}}).type(), f32({2, 3, 4}));
   EXPECT_EQ(infer("flatten", {f32({2, 3, 4})}, {{"axis", int64_t{0}}}).type(), f32({24}));
-  EXPECT_EQ(infer("flatten", {f32({4, Q, 3})}).type(), f32({4, Q}));
+  // The batch axis merged with others is a multiple of the batch size.
+  EXPECT_EQ(infer("flatten", {f32({4, Q, 3})}).type(), f32({4, batchDim(3)}));
+  EXPECT_EQ(infer("flatten", {f32({Q, 197, 768})}, {{"axis", int64_t{0}}}).type(),
+            f32({batchDim(197 * 768)}));
+  // end_axis, as torch.flatten's end_dim: flatten(x, 0, 1).
+  EXPECT_EQ(infer("flatten", {f32({Q, 197, 768})}, {{"axis", int64_t{0}}, {"end_axis", int64_t{1}}})
+                .type(),
+            f32({batchDim(197), 768}));
+  EXPECT_EQ(infer("flatten", {f32({Q, 2, 3, 4})}, {{"axis", int64_t{1}}, {"end_axis", int64_t{-2}}})
+                .type(),
+            f32({Q, 6, 4}));
+  EXPECT_EQ(infer("flatten", {f32({Q, 2, 3})}, {{"axis", int64_t{2}}, {"end_axis", int64_t{2}}})
+                .type(),
+            f32({Q, 2, 3}));
 }
 
 TEST(OpTableTest, FlattenErrors) {
@@ -384,6 +409,12 @@ TEST(OpTableTest, FlattenErrors) {
   EXPECT_EQ(r.error, "flatten axis 2 is out of range for f32[?,16]");
   r = infer("flatten", {f32({})});
   EXPECT_EQ(r.error, "flatten expects a tensor of rank 1 or more, got f32[]");
+  r = infer("flatten", {f32({Q, 2, 3})}, {{"axis", int64_t{2}}, {"end_axis", int64_t{1}}});
+  EXPECT_EQ(r.error, "flatten end_axis 1 is out of range for f32[?,2,3] or before axis 2");
+  r = infer("flatten", {f32({Q, 2, 3})}, {{"axis", int64_t{0}}, {"end_axis", int64_t{3}}});
+  EXPECT_EQ(r.error, "flatten end_axis 3 is out of range for f32[?,2,3] or before axis 0");
+  r = infer("flatten", {f32({Q, Q})}, {{"axis", int64_t{0}}});
+  EXPECT_EQ(r.error, "flatten of f32[?,?] would merge two multiples of the batch size");
 }
 
 TEST(OpTableTest, ReshapeShapes) {
@@ -395,6 +426,12 @@ TEST(OpTableTest, ReshapeShapes) {
   EXPECT_EQ(reshape(f32({Q, 1, 28, 28}), {-1, 784}).type(), f32({Q, 784}));
   EXPECT_EQ(reshape(f32({Q, 784}), {-1, 1, 28, 28}).type(), f32({Q, 1, 28, 28}));
   EXPECT_EQ(reshape(f32({Q, 784}), {16, -1, 49}).type(), f32({16, Q, 49}));
+  // Merging the batch axis with others, as x.reshape(B * T, C), and splitting it back.
+  EXPECT_EQ(reshape(f32({Q, 197, 768}), {-1, 768}).type(), f32({batchDim(197), 768}));
+  EXPECT_EQ(reshape(f32({batchDim(197), 768}), {-1, 197, 768}).type(), f32({Q, 197, 768}));
+  EXPECT_EQ(reshape(f32({Q, 4, 4}), {-1, 8}).type(), f32({batchDim(2), 8}));
+  EXPECT_EQ(reshape(f32({batchDim(6), 4}), {-1, 3, 8}).type(), f32({Q, 3, 8}));
+  EXPECT_EQ(reshape(f32({2, batchDim(3)}), {-1}).type(), f32({batchDim(6)}));
 }
 
 TEST(OpTableTest, ReshapeErrors) {
@@ -413,12 +450,15 @@ TEST(OpTableTest, ReshapeErrors) {
   EXPECT_EQ(reshape(f32({2, 3}), {4, -1}),
             "reshape of f32[2,3] to [4,-1]: 6 elements are not a multiple of 4");
   EXPECT_EQ(reshape(f32({Q, 784}), {784}),
-            "reshape of f32[?,784] to [784]: the dynamic dimension needs a -1 in the target shape");
-  EXPECT_EQ(
-      reshape(f32({Q, 784}), {-1, 100}),
-      "reshape of f32[?,784] to [-1,100]: the static parts do not match (784 vs 100 elements)");
+            "reshape of f32[?,784] to [784]: the batch dimension needs a -1 in the target shape");
+  EXPECT_EQ(reshape(f32({Q, 784}), {-1, 100}),
+            "reshape of f32[?,784] to [-1,100]: the other entries hold 100 elements, which do not "
+            "divide the 784 of each sample (the -1 would split the batch axis)");
+  EXPECT_EQ(reshape(f32({batchDim(197), 768}), {-1, 394, 768}),
+            "reshape of f32[?*197,768] to [-1,394,768]: the other entries hold 302592 elements, "
+            "which do not divide the 151296 of each sample (the -1 would split the batch axis)");
   EXPECT_EQ(reshape(f32({Q, Q, 3}), {-1, 3}),
-            "reshape of f32[?,?,3] to [-1,3]: an input with more than one dynamic dimension cannot "
+            "reshape of f32[?,?,3] to [-1,3]: an input with more than one batch dimension cannot "
             "be reshaped");
   EXPECT_EQ(reshape(f32({2, 3}), {int64_t{1} << 62, 8}),
             "reshape shape [4611686018427387904,8] overflows the element count");
@@ -428,8 +468,11 @@ TEST(OpTableTest, ConcatShapes) {
   Inferred r = infer("concat", {f32({Q, 64, 28, 28}), f32({Q, 32, 28, 28}), f32({Q, 16, 28, 28})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.type(), f32({Q, 112, 28, 28}));
+  // Along the batch axis the multiples of the batch size add up, as torch.cat([x, x]).
   r = infer("concat", {f32({Q, 4}), f32({Q, 4})}, {{"axis", int64_t{0}}});
-  EXPECT_EQ(r.type(), f32({Q, 4}));
+  EXPECT_EQ(r.type(), f32({batchDim(2), 4}));
+  r = infer("concat", {f32({batchDim(2), 4}), f32({Q, 4})}, {{"axis", int64_t{0}}});
+  EXPECT_EQ(r.type(), f32({batchDim(3), 4}));
   r = infer("concat", {f32({2, 4}), f32({3, 4})}, {{"axis", int64_t{-2}}});
   EXPECT_EQ(r.type(), f32({5, 4}));
   r = infer("concat", {f32({2, 4})});
@@ -452,6 +495,9 @@ TEST(OpTableTest, ConcatErrors) {
   EXPECT_EQ(r.error, "concat axis 2 is out of range for f32[?,4]");
   r = infer("concat", {f32({})});
   EXPECT_EQ(r.error, "concat expects tensors of rank 1 or more, got f32[]");
+  r = infer("concat", {f32({Q, 4}), f32({2, 4})}, {{"axis", int64_t{0}}});
+  EXPECT_EQ(r.error, "concat along axis 0 joins ? with 2: a multiple of the batch size and a "
+                     "fixed size");
 }
 
 TEST(OpTableTest, TransposeShapesAndErrors) {

@@ -48,6 +48,9 @@ EXPECTED = {
     "AttentionMask": lambda x: attention(x, x, x, mask=torch.matmul(x, x.transpose(-2, -1)) * 0.1),
     "GroupNormThree": lambda x: F.group_norm(x, 3),
     "GroupNormOne": lambda x: F.group_norm(x, 1, eps=0.01),
+    "BatchMerged": lambda x: torch.matmul(x.flatten(0, 1), x.reshape(-1, 9).softmax(-1).view(
+        -1, 3, 10, 9).flatten(0, 1).transpose(-2, -1)).reshape(-1, 3, 10, 10),
+    "BatchConcat": lambda x: torch.cat([x, x * 2], 0).reshape(2, -1, 3, 10, 9).transpose(0, 1).sum(1),
 }
 
 
