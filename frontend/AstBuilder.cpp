@@ -78,8 +78,8 @@ private:
     if (ctx->paramList())
       for (P::ParamContext *p : ctx->paramList()->param()) {
         BlockParam bp;
-        bp.name = p->ID(0)->getText();
-        bp.loc = loc(p->ID(0));
+        bp.name = p->ident()->getText();
+        bp.loc = loc(p->ident()->getStart());
         if (p->kind) bp.kind = p->kind->getText();
         if (p->expr()) bp.defaultValue = expr(p->expr());
         b->params.push_back(std::move(bp));
@@ -95,7 +95,8 @@ private:
     m->loc = loc(ctx->name);
     if (ctx->inputList())
       for (P::InputContext *in : ctx->inputList()->input())
-        m->inputs.push_back({in->ID()->getText(), loc(in->ID()), type(in->tensorType())});
+        m->inputs.push_back({in->ident()->getText(), loc(in->ident()->getStart()),
+                             type(in->tensorType())});
     for (P::TensorTypeContext *t : ctx->resultTypes()->tensorType()) m->results.push_back(type(t));
     m->body = body(ctx->body());
     return m;
@@ -146,13 +147,13 @@ private:
     }
     if (auto *s = dynamic_cast<P::VarStmtContext *>(ctx)) {
       auto st = std::make_unique<Stmt>(Stmt::Kind::Var, l);
-      st->target = {s->ID()->getText(), loc(s->ID()), {}};
+      st->target = {s->ident()->getText(), loc(s->ident()->getStart()), {}};
       st->exprs.push_back(expr(s->expr()));
       return st;
     }
     if (auto *s = dynamic_cast<P::AssignStmtContext *>(ctx)) {
       auto st = std::make_unique<Stmt>(Stmt::Kind::Assign, l);
-      st->target = {s->ID()->getText(), loc(s->ID()), {}};
+      st->target = {s->ident()->getText(), loc(s->ident()->getStart()), {}};
       st->exprs.push_back(expr(s->expr()));
       return st;
     }
@@ -201,12 +202,12 @@ private:
     return std::move(tail.front());
   }
 
-  // pattern : ID | '(' pattern (',' pattern)* ')'
+  // pattern : ident | '(' pattern (',' pattern)* ')'
   Pattern pattern(P::PatternContext *ctx) {
     Pattern p;
     p.loc = loc(ctx->getStart());
-    if (ctx->ID()) {
-      p.name = ctx->ID()->getText();
+    if (ctx->ident()) {
+      p.name = ctx->ident()->getText();
       return p;
     }
     for (P::PatternContext *sub : ctx->pattern()) p.items.push_back(pattern(sub));
@@ -265,8 +266,8 @@ private:
     if (auto *c = dynamic_cast<P::OrExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
     if (auto *c = dynamic_cast<P::PipeExprContext *>(ctx)) {
       P::CalleeContext *callee = c->callee();
-      auto e = make(Expr::Kind::Call, loc(callee->name));
-      e->text = callee->name->getText();
+      auto e = make(Expr::Kind::Call, loc(callee->ident()->getStart()));
+      e->text = callee->ident()->getText();
       e->piped = true;
       e->args.push_back({"", loc(c->expr()->getStart()), expr(c->expr())});
       if (callee->argList()) args(callee->argList(), e->args);
@@ -278,7 +279,7 @@ private:
   void args(P::ArgListContext *ctx, std::vector<Arg> &out) {
     for (P::ArgContext *a : ctx->arg()) {
       Arg arg;
-      arg.name = a->ID() ? a->ID()->getText() : "";
+      arg.name = a->ident() ? a->ident()->getText() : "";
       arg.loc = loc(a->getStart());
       arg.value = expr(a->expr());
       out.push_back(std::move(arg));
@@ -320,13 +321,13 @@ private:
     }
     if (auto *c = dynamic_cast<P::CallExprContext *>(ctx)) {
       auto e = make(Expr::Kind::Call, l);
-      e->text = c->name->getText();
+      e->text = c->ident()->getText();
       if (c->argList()) args(c->argList(), e->args);
       return e;
     }
     if (auto *c = dynamic_cast<P::NameExprContext *>(ctx)) {
       auto e = make(Expr::Kind::Name, l);
-      e->text = c->ID()->getText();
+      e->text = c->ident()->getText();
       return e;
     }
     if (auto *c = dynamic_cast<P::ParenExprContext *>(ctx)) return expr(c->expr());

@@ -160,7 +160,6 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
           return Val::poison();
         }
       } else {
-        warnTruncated(x, loc);
         total = Val::number(total.asDouble() + x.asDouble(), loc);
       }
     }
@@ -191,7 +190,6 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
         error(a.loc, "'" + name + "' expects a number, got " + describe(a.value));
         return Val::poison();
       }
-      warnTruncated(a.value, loc);
     }
     double x = args[0].value.asDouble();
     double r = name == "exp"     ? std::exp(x)
@@ -212,8 +210,9 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
     if (!arity(1, 1)) return Val::poison();
     const Val &v = args[0].value;
     if (v.kind == Val::Kind::Int) return Val::integer(v.i, loc); // a whole number, as meant
+    // Toward zero, as Python's int(): int(-2.5) is -2.
     if (v.kind == Val::Kind::Float && std::isfinite(v.f) && std::fabs(v.f) < 9e18)
-      return Val::integer(static_cast<int64_t>(std::floor(v.f)), loc);
+      return Val::integer(static_cast<int64_t>(std::trunc(v.f)), loc);
     error(args[0].loc, "'int' expects a finite number, got " + describe(v));
     return Val::poison();
   }
@@ -232,7 +231,6 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
   if (name == "float") {
     if (!arity(1, 1)) return Val::poison();
     const Val &v = args[0].value;
-    warnTruncated(v, loc);
     if (v.isNumber()) return Val::number(v.asDouble(), loc);
     error(args[0].loc, "'float' expects a number, got " + describe(v));
     return Val::poison();

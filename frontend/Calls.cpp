@@ -187,10 +187,8 @@ Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<
       return Val::poison();
     }
     if (!p.kind.empty() && p.kind != "any" && !v.isPoison()) {
-      if (p.kind == "float" && v.kind == Val::Kind::Int) {
-        warnTruncated(v, bound[i] ? bound[i]->loc : loc);
+      if (p.kind == "float" && v.kind == Val::Kind::Int)
         v = Val::number(static_cast<double>(v.i), v.origin);
-      }
       if (p.kind != kindName(v.kind)) {
         SourceLoc at = bound[i] ? bound[i]->loc : loc;
         error(at, "argument '" + p.name + "' of block '" + b.name + "' must be " + p.kind +

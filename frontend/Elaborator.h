@@ -103,7 +103,6 @@ private:
   Val adaptivePool1d(const SourceLoc &loc, const Val &x, int64_t axis, int64_t out);
   // Warns when `v` is an int from a '/' of two ints that dropped a remainder
   // and now meets a float at `loc`: Python's '/' would not have dropped it.
-  void warnTruncated(const Val &v, const SourceLoc &loc);
 
   // Calls (Calls.cpp).
   Val evalCall(const Expr &e);

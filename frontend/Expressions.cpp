@@ -142,40 +142,46 @@ Val Elaborator::evalBinary(const Expr &e) {
   if (op == "<=") return Val::boolean(a.asDouble() <= b.asDouble(), e.loc);
   if (op == ">") return Val::boolean(a.asDouble() > b.asDouble(), e.loc);
   if (op == ">=") return Val::boolean(a.asDouble() >= b.asDouble(), e.loc);
-  if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) {
+  if ((op == "/" || op == "//" || op == "%") && b.asDouble() == 0) {
+    error(e.loc, "division by zero", {note(b.origin, "divisor produced here")});
+    return Val::poison();
+  }
+  // As Python's: `/` divides exactly (7 / 2 is 3.5), `//` floors (7 // 2 is 3, -7 // 2 is -4),
+  // and `%` takes the divisor's sign (-7 % 2 is 1); between ints `//` and `%` give ints.
+  if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int && op != "/") {
     int64_t r = 0;
     bool overflow = false;
     if (op == "+") overflow = __builtin_add_overflow(a.i, b.i, &r);
     else if (op == "-") overflow = __builtin_sub_overflow(a.i, b.i, &r);
     else if (op == "*") overflow = __builtin_mul_overflow(a.i, b.i, &r);
+    else if (a.i == INT64_MIN && b.i == -1) overflow = op == "//";
     else {
-      if (b.i == 0) {
-        error(e.loc, "division by zero", {note(b.origin, "divisor produced here")});
-        return Val::poison();
+      int64_t q = a.i / b.i, m = a.i % b.i;
+      if (m != 0 && (m < 0) != (b.i < 0)) {
+        --q;
+        m += b.i;
       }
-      if (a.i == INT64_MIN && b.i == -1) overflow = true;
-      else r = op == "/" ? a.i / b.i : a.i % b.i;
+      r = op == "//" ? q : m;
     }
     if (overflow) {
       error(e.loc, "integer overflow in '" + op + "'");
       return Val::poison();
     }
-    Val v = Val::integer(r, e.loc);
-    if (op == "/" && a.i % b.i != 0) v.truncated = std::pair{a.i, b.i};
-    return v;
+    return Val::integer(r, e.loc);
   }
-  warnTruncated(a, e.loc);
-  warnTruncated(b, e.loc);
   double x = a.asDouble(), y = b.asDouble();
   if (op == "+") return Val::number(x + y, e.loc);
   if (op == "-") return Val::number(x - y, e.loc);
   if (op == "*") return Val::number(x * y, e.loc);
+  if (op == "//") return Val::number(std::floor(x / y), e.loc);
+  if (op == "%") {
+    double m = std::fmod(x, y);
+    return Val::number(m != 0 && (m < 0) != (y < 0) ? m + y : m, e.loc);
+  }
   if (op == "/") {
-    if (y == 0) {
-      error(e.loc, "division by zero", {note(b.origin, "divisor produced here")});
-      return Val::poison();
-    }
-    return Val::number(x / y, e.loc);
+    Val v = Val::number(x / y, e.loc);
+    if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) v.quotient = std::pair{a.i, b.i};
+    return v;
   }
   return mismatch();
 }
@@ -195,8 +201,6 @@ Val Elaborator::power(const SourceLoc &loc, const Val &a, const Val &b) {
     }
     return Val::integer(result, loc);
   }
-  warnTruncated(a, loc);
-  warnTruncated(b, loc);
   double r = std::pow(a.asDouble(), b.asDouble());
   if (!std::isfinite(r)) {
     error(loc, describe(a) + " ** " + describe(b) + " is not a finite number",
@@ -204,18 +208,6 @@ Val Elaborator::power(const SourceLoc &loc, const Val &a, const Val &b) {
     return Val::poison();
   }
   return Val::number(r, loc);
-}
-
-void Elaborator::warnTruncated(const Val &v, const SourceLoc &loc) {
-  if (v.kind != Val::Kind::Int || !v.truncated) return;
-  auto [n, d] = *v.truncated;
-  std::string div = std::to_string(n) + " / " + std::to_string(d);
-  warning(v.origin,
-          "'/' of two ints drops the remainder: " + div + " is " + std::to_string(v.i) +
-              ", which then meets a float; for Python's true division make an operand a float (" +
-              div + ".0), or write int(...) around the "
-              "division to keep the whole number",
-          {note(loc, "meets a float here")});
 }
 
 Val Elaborator::evalIndex(const Expr &e) {

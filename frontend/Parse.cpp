@@ -1,6 +1,6 @@
 #include "frontend/Parse.h"
 
-#include "frontend/DivisionComments.h"
+#include "frontend/OldComments.h"
 
 #include "DtnnLexer.h"
 #include "DtnnParser.h"
@@ -54,11 +54,20 @@ std::string rewriteSyntaxMessage(std::string msg, const std::string &found) {
   };
   replaceAll(msg, "'<EOF>'", "end of file");
   replaceAll(msg, "<EOF>", "end of file");
-  // Where an expression may start, `var` is only the variance builtin's name (`var(x, 1)`):
-  // the names (ID) that are expected say it. It stays among a statement's keywords.
-  if (msg.find("'let'") == std::string::npos) {
-    replaceAll(msg, "'var', ", "");
-    replaceAll(msg, "{ID}", "ID");
+  // The keywords that are names where a name may stand (`var`, `block`, ...): among expected
+  // tokens, the names (ID) say them. `var` and `repeat` stay among a statement's keywords.
+  size_t expecting = msg.find(" expecting ");
+  if (expecting != std::string::npos && msg.find("ID", expecting) != std::string::npos) {
+    std::string expected = msg.substr(expecting);
+    bool statement = expected.find("'let'") != std::string::npos;
+    for (const char *soft : {"'import', ", "'block', ", "'model', ", "'train', "})
+      replaceAll(expected, soft, "");
+    if (!statement) {
+      replaceAll(expected, "'repeat', ", "");
+      replaceAll(expected, "'var', ", "");
+      replaceAll(expected, "{ID}", "ID");
+    }
+    msg = msg.substr(0, expecting) + expected;
   }
   const std::string mismatched = "mismatched input ", extraneous = "extraneous input ";
   size_t exp = msg.find(" expecting ");
@@ -78,11 +87,48 @@ std::string rewriteSyntaxMessage(std::string msg, const std::string &found) {
   return msg;
 }
 
+// The keywords that start expressions, statements or bindings, which cannot be names.
+bool isHardKeyword(const antlr4::Token *t) {
+  switch (t->getType()) {
+  case DtnnLexer::LET:
+  case DtnnLexer::FOR:
+  case DtnnLexer::IN:
+  case DtnnLexer::IF:
+  case DtnnLexer::ELSE:
+  case DtnnLexer::RETURN:
+  case DtnnLexer::TRUE:
+  case DtnnLexer::FALSE: return true;
+  default: return false;
+  }
+}
+
 class SyntaxErrorListener : public antlr4::BaseErrorListener {
 public:
   SyntaxErrorListener(const std::string &file, DiagnosticEngine &diags) : file_(file), diags_(diags) {}
-  void syntaxError(antlr4::Recognizer *, antlr4::Token *offending, size_t line, size_t col,
-                   const std::string &msg, std::exception_ptr) override {
+  void syntaxError(antlr4::Recognizer *recognizer, antlr4::Token *offending, size_t line,
+                   size_t col, const std::string &msg, std::exception_ptr) override {
+    // A keyword where a name belongs (`let for = 3`, `for = 3`, `f(in=2)`): one message naming
+    // it, then the parse stops, since what follows would only repeat the mistake.
+    const antlr4::Token *keyword = nullptr;
+    size_t expecting = msg.find(" expecting ");
+    auto *parser = dynamic_cast<antlr4::Parser *>(recognizer);
+    const antlr4::Token *prev = parser ? parser->getTokenStream()->LT(-1) : nullptr;
+    bool nameExpected = expecting != std::string::npos &&
+                        msg.find("ID", expecting) != std::string::npos;
+    // After `(` or `,` of a parameter list the expected tokens may leave names out.
+    bool afterSeparator = prev && (prev->getText() == "(" || prev->getText() == ",");
+    if (offending && isHardKeyword(offending) && (nameExpected || afterSeparator))
+      keyword = offending;
+    if (!keyword && offending && offending->getText() == "=" && prev && isHardKeyword(prev))
+      keyword = prev;
+    if (keyword) {
+      std::string word = keyword->getText();
+      diags_.error({file_, static_cast<uint32_t>(keyword->getLine()),
+                    static_cast<uint32_t>(keyword->getCharPositionInLine() + 1)},
+                   "'" + word + "' is a keyword and cannot be a name; rename it (for example '" +
+                       word + "_')");
+      throw TooManyErrors{};
+    }
     std::string found = offending ? offending->getText() : "";
     diags_.error({file_, static_cast<uint32_t>(line), static_cast<uint32_t>(col + 1)},
                  rewriteSyntaxMessage(msg, found));
@@ -245,8 +291,9 @@ std::unique_ptr<FileAst> parseSource(const std::string &name, const std::string 
       return nullptr;
     }
   }
+  // An old `//` comment first: its words would otherwise be reported as bad tokens.
+  if (!checkOldComments(name, input.chars(), view, diags)) return nullptr;
   if (!checkTokens(name, view, diags)) return nullptr;
-  if (!checkDivisionComments(name, input.chars(), view, diags)) return nullptr;
   antlr4::ListTokenSource source(std::move(lexed));
   antlr4::CommonTokenStream tokens(&source);
 

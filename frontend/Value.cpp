@@ -64,7 +64,11 @@ const char *kindName(Val::Kind k) {
 std::string describe(const Val &v) {
   switch (v.kind) {
   case Val::Kind::Int: return "int " + std::to_string(v.i);
-  case Val::Kind::Float: return "float " + ir::formatDouble(v.f);
+  case Val::Kind::Float:
+    if (v.quotient)
+      return "float " + ir::formatDouble(v.f) + " (" + std::to_string(v.quotient->first) + " / " +
+             std::to_string(v.quotient->second) + ": '/' divides exactly, '//' gives an int)";
+    return "float " + ir::formatDouble(v.f);
   case Val::Kind::Bool: return v.b ? "bool true" : "bool false";
   case Val::Kind::String: return "string \"" + (v.s.size() > 30 ? v.s.substr(0, 27) + "..." : v.s) + "\"";
   case Val::Kind::List:

@@ -27,9 +27,9 @@ struct Val {
   ir::Value *tensor = nullptr;
   const BlockDecl *block = nullptr; // a Callable naming a block: the one its name meant where it was named
   SourceLoc origin; // where the value was produced
-  // An Int from a '/' of two ints that dropped a remainder (13 / 2 is 6):
-  // its dividend and divisor, for the warning when it meets a float.
-  std::optional<std::pair<int64_t, int64_t>> truncated;
+  // A Float from a '/' of two ints (13 / 2 is 6.5): its dividend and divisor,
+  // shown where an int was wanted, with the fix ('//').
+  std::optional<std::pair<int64_t, int64_t>> quotient;
 
   static Val poison() { return make(Kind::Poison); }
   static Val integer(int64_t v, SourceLoc at = {}) {

@@ -1,6 +1,6 @@
 // The .dtnn model language. A file holds imports, blocks, models and train
 // sections. Newlines are not significant: statements are self-delimiting,
-// and a `;` may end any statement.
+// and a `;` may end any statement. Comments start with `#`, as in Python.
 grammar Dtnn;
 
 // A source file: declarations in any order.
@@ -19,7 +19,12 @@ blockDecl : BLOCK name=ID '(' paramList? ')' body ;
 paramList : param (',' param)* ','? ;
 
 // A block parameter, with an optional kind annotation and default value.
-param : ID (':' kind=ID)? ('=' expr)? ;
+param : ident (':' kind=ID)? ('=' expr)? ;
+
+// A name. The keywords that never start an expression or a binding (`var`, `block`, `model`,
+// `train`, `import`, `repeat`) are names too wherever a name may stand: `let var = 3`,
+// `for block in blocks`, `model = net(x)`.
+ident : ID | VAR | BLOCK | MODEL | TRAIN | IMPORT | REPEAT ;
 
 // A model: a function from typed inputs to typed outputs.
 modelDecl : MODEL name=ID '(' inputList? ')' ARROW resultTypes body ;
@@ -28,7 +33,7 @@ modelDecl : MODEL name=ID '(' inputList? ')' ARROW resultTypes body ;
 inputList : input (',' input)* ','? ;
 
 // A model input: `x: f32[N, 3, 32, 32]`.
-input : ID ':' tensorType ;
+input : ident ':' tensorType ;
 
 // One result type, or several in parentheses.
 resultTypes : tensorType | '(' tensorType (',' tensorType)* ')' ;
@@ -51,8 +56,8 @@ body : '{' stmt* '}' ;
 // Statements of block and model bodies.
 stmt
   : LET pattern '=' expr ';'?          # letStmt
-  | VAR ID '=' expr ';'?               # varStmt
-  | ID '=' expr ';'?                   # assignStmt
+  | VAR ident '=' expr ';'?            # varStmt
+  | ident '=' expr ';'?                # assignStmt
   | FOR pattern IN expr body           # forStmt
   | REPEAT expr body                   # repeatStmt
   | ifStmt                             # ifStmtAlt
@@ -64,17 +69,18 @@ stmt
 ifStmt : IF expr body (ELSE IF expr body)* (ELSE body)? ;
 
 // A binding target: a name, or a tuple of targets to destructure.
-pattern : ID | '(' pattern (',' pattern)* ')' ;
+pattern : ident | '(' pattern (',' pattern)* ')' ;
 
 // Expressions, from the tightest binding to the loosest. `a ** b` is a power,
 // right-associative and binding tighter than a unary minus, as in Python
-// (`-2 ** 2` is -4). `a |> f(b)` means `f(a, b)` and binds loosest of all.
+// (`-2 ** 2` is -4); `/` divides exactly and `//` floors, as Python's do.
+// `a |> f(b)` means `f(a, b)` and binds loosest of all.
 expr
   : primary                                                # primaryExpr
   | expr '[' expr ']'                                      # indexExpr
   | <assoc=right> expr op='**' expr                        # powExpr
   | op=('-' | '!') expr                                    # unaryExpr
-  | expr op=('*' | '/' | '%') expr                         # mulExpr
+  | expr op=('*' | '/' | '//' | '%') expr                  # mulExpr
   | expr op=('+' | '-') expr                               # addExpr
   | expr op=('<' | '<=' | '>' | '>=' | '==' | '!=') expr   # cmpExpr
   | expr op='&&' expr                                      # andExpr
@@ -84,7 +90,7 @@ expr
 
 // The right-hand side of a pipe: a layer or block, with optional arguments. `var` names the
 // variance builtin where a call follows it (a statement starting `var NAME =` declares).
-callee : name=(ID | VAR) ('(' argList? ')')? ;
+callee : ident ('(' argList? ')')? ;
 
 // Operands of expressions.
 primary
@@ -92,8 +98,8 @@ primary
   | FLOAT                                                  # floatLit
   | STRING                                                 # stringLit
   | (TRUE | FALSE)                                         # boolLit
-  | name=(ID | VAR) '(' argList? ')'                       # callExpr
-  | ID                                                     # nameExpr
+  | ident '(' argList? ')'                                  # callExpr
+  | ident                                                  # nameExpr
   | '(' expr ')'                                           # parenExpr
   | '(' expr ',' (expr (',' expr)*)? ','? ')'              # tupleExpr
   | '[' (expr (',' expr)* ','?)? ']'                       # listExpr
@@ -107,7 +113,7 @@ ifExpr : IF expr '{' expr '}' (ELSE IF expr '{' expr '}')* ELSE '{' expr '}' ;
 argList : arg (',' arg)* ','? ;
 
 // One call argument: `expr` or `name = expr`.
-arg : (ID '=')? expr ;
+arg : (ident '=')? expr ;
 
 IMPORT : 'import' ;
 BLOCK  : 'block' ;
@@ -136,7 +142,7 @@ STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '"' ;
 // A string missing its closing quote on the same line; reported by the front end.
 UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* ;
 
-LINE_COMMENT  : '//' ~[\r\n]* -> skip ;
+LINE_COMMENT  : '#' ~[\r\n]* -> skip ;
 BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
 // A block comment that runs to the end of the file; reported by the front end.
 UNTERMINATED_COMMENT : '/*' (~'*' | '*'+ ~[*/])* '*'* ;

@@ -38,7 +38,7 @@ def utf8_ident(_):
 
 def utf8_comment(_):
     # Line 1 is a comment holding a Latin-1 byte that is not valid UTF-8.
-    return b"// caf\xe9 au lait\n" + VALID.encode()
+    return b"# caf\xe9 au lait\n" + VALID.encode()
 
 
 def crlf_valid(_):
@@ -72,7 +72,7 @@ def long_ident(n):
 
 
 def comment_lines(n):
-    return (VALID + "//\n" * (n or 2000000)).encode()
+    return (VALID + "#\n" * (n or 2000000)).encode()
 
 
 def garbage_lines(n):
