@@ -24,7 +24,7 @@ struct Arg {
 };
 
 struct Expr {
-  enum class Kind { Int, Float, String, Bool, Name, Call, Unary, Binary, Index, Tuple, List, If };
+  enum class Kind { Int, Float, String, Bool, None, Name, Call, Unary, Binary, Index, Tuple, List, If };
   Kind kind;
   SourceLoc loc;
   int64_t intValue = 0;

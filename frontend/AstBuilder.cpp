@@ -258,12 +258,32 @@ private:
       e->kids.push_back(expr(c->expr()));
       return e;
     }
+    // Python's spellings are the same operators: `not` is `!`, `and` `&&`, `or` `||`.
+    if (auto *c = dynamic_cast<P::NotExprContext *>(ctx)) {
+      auto e = make(Expr::Kind::Unary, loc(c->op));
+      e->text = "!";
+      e->kids.push_back(expr(c->expr()));
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::IsExprContext *>(ctx)) {
+      auto e = binary(c->expr(0), c->op, c->expr(1));
+      e->text = c->neg ? "is not" : "is";
+      return e;
+    }
     if (auto *c = dynamic_cast<P::PowExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
     if (auto *c = dynamic_cast<P::MulExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
     if (auto *c = dynamic_cast<P::AddExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
     if (auto *c = dynamic_cast<P::CmpExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
-    if (auto *c = dynamic_cast<P::AndExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
-    if (auto *c = dynamic_cast<P::OrExprContext *>(ctx)) return binary(c->expr(0), c->op, c->expr(1));
+    if (auto *c = dynamic_cast<P::AndExprContext *>(ctx)) {
+      auto e = binary(c->expr(0), c->op, c->expr(1));
+      e->text = "&&";
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::OrExprContext *>(ctx)) {
+      auto e = binary(c->expr(0), c->op, c->expr(1));
+      e->text = "||";
+      return e;
+    }
     if (auto *c = dynamic_cast<P::PipeExprContext *>(ctx)) {
       P::CalleeContext *callee = c->callee();
       auto e = make(Expr::Kind::Call, loc(callee->ident()->getStart()));
@@ -314,6 +334,7 @@ private:
       e->text = unquote(c->STRING()->getSymbol());
       return e;
     }
+    if (dynamic_cast<P::NoneLitContext *>(ctx)) return make(Expr::Kind::None, l);
     if (auto *c = dynamic_cast<P::BoolLitContext *>(ctx)) {
       auto e = make(Expr::Kind::Bool, l);
       e->boolValue = c->TRUE() != nullptr;

@@ -121,6 +121,7 @@ private:
     case Expr::Kind::Float: os << "float " << ir::formatDouble(e.floatValue) << "\n"; return;
     case Expr::Kind::String: os << "string " << ir::attrValueStr(ir::AttrValue(e.text)) << "\n"; return;
     case Expr::Kind::Bool: os << "bool " << (e.boolValue ? "true" : "false") << "\n"; return;
+    case Expr::Kind::None: os << "None\n"; return;
     case Expr::Kind::Name: os << "name " << e.text << "\n"; return;
     case Expr::Kind::Call:
       os << "call " << e.text << (e.piped ? " (piped)" : "") << "\n";

@@ -14,6 +14,16 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
   if (name == "identity" || name == "chunk" || name == "adaptive_avgpool" || name == "mean")
     return callTensorBuiltin(name, loc, args);
   if (name == "param") return callParam(loc, args);
+  if (name == "partial") {
+    // functools.partial: partial(batchnorm, eps=0.001), partial(block, stride=2).
+    if (args.empty() || !args[0].name.empty() || args[0].value.kind != Val::Kind::Callable) {
+      error(args.empty() ? loc : args[0].loc,
+            "'partial' expects a layer or block first, got " +
+                (args.empty() ? std::string("nothing") : describe(args[0].value)));
+      return Val::poison();
+    }
+    return configured(args[0].value, std::vector<EvArg>(args.begin() + 1, args.end()));
+  }
   if (isTensorMath(name))
     for (const EvArg &a : args)
       if (a.value.kind == Val::Kind::Tensor) return callTensorMath(name, loc, args);

@@ -43,7 +43,44 @@ std::optional<ir::AttrValue> toAttr(const Val &v, ir::AttrKind k) {
   }
 }
 
+// Whether any argument is a tensor, or a list or tuple holding one.
+bool hasTensor(const std::vector<EvArg> &args) {
+  for (const EvArg &a : args) {
+    if (a.value.kind == Val::Kind::Tensor) return true;
+    if (a.value.isSequence())
+      for (const Val &x : a.value.items())
+        if (x.kind == Val::Kind::Tensor) return true;
+  }
+  return false;
+}
+
 } // namespace
+
+std::vector<EvArg> joinArgs(const std::vector<EvArg> &before, const std::vector<EvArg> &after,
+                            bool beforeWins) {
+  std::vector<EvArg> out;
+  for (const EvArg &a : before)
+    if (a.name.empty()) out.push_back(a);
+  for (const EvArg &a : after)
+    if (a.name.empty()) out.push_back(a);
+  const std::vector<EvArg> &loser = beforeWins ? after : before;
+  const std::vector<EvArg> &winner = beforeWins ? before : after;
+  for (const EvArg &a : loser) {
+    bool overridden = std::any_of(winner.begin(), winner.end(),
+                                  [&](const EvArg &w) { return w.name == a.name; });
+    if (!a.name.empty() && !overridden) out.push_back(a);
+  }
+  for (const EvArg &a : winner)
+    if (!a.name.empty()) out.push_back(a);
+  return out;
+}
+
+Val configured(Val callable, const std::vector<EvArg> &args) {
+  std::vector<EvArg> bound =
+      callable.bound ? joinArgs(*callable.bound, args, /*beforeWins=*/false) : args;
+  callable.bound = std::make_shared<const std::vector<EvArg>>(std::move(bound));
+  return callable;
+}
 
 ir::Location Elaborator::irLoc(const SourceLoc &l) const {
   SourceLoc out = l;
@@ -82,6 +119,8 @@ Val Elaborator::call(const std::string &name, const SourceLoc &loc, std::vector<
     }
     target = b->value.s;
     boundBlock = b->value.block;
+    // A configured layer applies its own arguments after the call's positional ones.
+    if (b->value.bound) args = joinArgs(args, *b->value.bound, /*beforeWins=*/true);
     via = note(b->loc, "'" + name + "' is layer '" + target + "', bound here");
   }
   bool isBuiltin = false;
@@ -186,7 +225,8 @@ Val Elaborator::callBlock(const BlockDecl &b, const SourceLoc &loc, std::vector<
             {note(p.loc, "parameter declared here")});
       return Val::poison();
     }
-    if (!p.kind.empty() && p.kind != "any" && !v.isPoison()) {
+    // None stands for any kind of value, as Optional[...] does.
+    if (!p.kind.empty() && p.kind != "any" && !v.isPoison() && v.kind != Val::Kind::None) {
       if (p.kind == "float" && v.kind == Val::Kind::Int)
         v = Val::number(static_cast<double>(v.i), v.origin);
       if (p.kind != kindName(v.kind)) {
@@ -272,6 +312,10 @@ bool Elaborator::normalizeSlice(const std::vector<Val> &tensors, ir::AttrMap &va
 }
 
 Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<EvArg> args) {
+  // A layer called without a tensor is configured, not applied, as a PyTorch module is
+  // built before it is called: `norm = batchnorm(eps=0.001)`, then `x |> norm`.
+  if (def.layer && def.layer->tensorInputs > 0 && !hasTensor(args))
+    return configured(Val::callable(def.name, loc), args);
   std::string local = takeName(def.name, args);
   bool variadic = !def.operands.empty() && def.operands[0].arity == ir::OperandSpec::Variadic;
   // Leading positional tensors are the op's inputs; a variadic op also

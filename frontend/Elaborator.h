@@ -32,15 +32,15 @@ struct Program {
   std::map<std::string, std::string> irFileNames;
 };
 
-// An evaluated call argument.
-struct EvArg {
-  std::string name; // empty when positional
-  SourceLoc loc;
-  Val value;
-};
-
 // Whether builtin `name` is a math function that makes an op when given a tensor.
 bool isTensorMath(const std::string &name);
+
+// The arguments of a call through a configured layer: `before`'s positional ones, then
+// `after`'s, then the named ones of both, `before`'s where both name one if beforeWins.
+std::vector<EvArg> joinArgs(const std::vector<EvArg> &before, const std::vector<EvArg> &after,
+                            bool beforeWins);
+// `callable` configured with `args` too (after those it has), as functools.partial.
+Val configured(Val callable, const std::vector<EvArg> &args);
 
 class Elaborator {
 public:

@@ -16,6 +16,7 @@ Val Elaborator::eval(const Expr &e) {
   case Expr::Kind::Float: return Val::number(e.floatValue, e.loc);
   case Expr::Kind::String: return Val::string(e.text, e.loc);
   case Expr::Kind::Bool: return Val::boolean(e.boolValue, e.loc);
+  case Expr::Kind::None: return Val::none(e.loc);
   case Expr::Kind::Name: return evalName(e);
   case Expr::Kind::Call: return evalCall(e);
   case Expr::Kind::Unary: return evalUnary(e);
@@ -118,7 +119,9 @@ Val Elaborator::evalBinary(const Expr &e) {
     if (a.kind != Val::Kind::Bool || b.kind != Val::Kind::Bool) return mismatch();
     return Val::boolean(op == "&&" ? a.b && b.b : a.b || b.b, e.loc);
   }
-  if (op == "==" || op == "!=") return Val::boolean(sameValue(a, b) == (op == "=="), e.loc);
+  // `is` compares as `==` does: the values dtnn has are compared by value (`x is None`).
+  if (op == "==" || op == "!=" || op == "is" || op == "is not")
+    return Val::boolean(sameValue(a, b) == (op == "==" || op == "is"), e.loc);
   if (a.kind == Val::Kind::Tensor && b.kind == Val::Kind::Tensor) {
     if (const char *name = tensorOpFor(op)) return tensorBinary(e, name, a, b);
     return mismatch();

@@ -97,7 +97,12 @@ bool isHardKeyword(const antlr4::Token *t) {
   case DtnnLexer::ELSE:
   case DtnnLexer::RETURN:
   case DtnnLexer::TRUE:
-  case DtnnLexer::FALSE: return true;
+  case DtnnLexer::FALSE:
+  case DtnnLexer::NONE:
+  case DtnnLexer::IS:
+  case DtnnLexer::NOT:
+  case DtnnLexer::AND:
+  case DtnnLexer::OR: return true;
   default: return false;
   }
 }

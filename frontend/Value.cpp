@@ -48,7 +48,7 @@ Expected<Val> SequenceBudget::make(Val::Kind kind, std::vector<Val> items, Sourc
 const char *kindName(Val::Kind k) {
   switch (k) {
   case Val::Kind::Poison: return "error";
-  case Val::Kind::None: return "nothing";
+  case Val::Kind::None: return "None";
   case Val::Kind::Int: return "int";
   case Val::Kind::Float: return "float";
   case Val::Kind::Bool: return "bool";
@@ -89,7 +89,14 @@ std::string describe(const Val &v) {
            (items.size() == 1 ? " item" : " items");
   }
   case Val::Kind::Tensor: return "tensor " + v.tensor->type().str();
-  case Val::Kind::Callable: return "layer '" + v.s + "'";
+  case Val::Kind::Callable: {
+    std::string text = "layer '" + v.s + "'";
+    if (!v.bound) return text;
+    std::string args;
+    for (const EvArg &a : *v.bound)
+      args += (args.empty() ? "" : ", ") + (a.name.empty() ? "" : a.name + "=") + describe(a.value);
+    return text + " configured with (" + args + ")";
+  }
   default: return kindName(v.kind);
   }
 }

@@ -13,6 +13,7 @@
 namespace dtnn::frontend {
 
 struct BlockDecl;
+struct EvArg;
 
 struct Val {
   // Poison marks the result of an expression that already failed; anything
@@ -26,12 +27,16 @@ struct Val {
   std::string s; // string value, or the layer/block a Callable refers to
   ir::Value *tensor = nullptr;
   const BlockDecl *block = nullptr; // a Callable naming a block: the one its name meant where it was named
+  // A configured Callable: the arguments it was given, applied with the call's own
+  // (`batchnorm(eps=0.001)`, `partial(conv_bn, stride=2)`); null for a plain one.
+  std::shared_ptr<const std::vector<EvArg>> bound;
   SourceLoc origin; // where the value was produced
   // A Float from a '/' of two ints (13 / 2 is 6.5): its dividend and divisor,
   // shown where an int was wanted, with the fix ('//').
   std::optional<std::pair<int64_t, int64_t>> quotient;
 
   static Val poison() { return make(Kind::Poison); }
+  static Val none(SourceLoc at = {}) { return make(Kind::None, std::move(at)); }
   static Val integer(int64_t v, SourceLoc at = {}) {
     Val x = make(Kind::Int, std::move(at));
     x.i = v;
@@ -83,6 +88,13 @@ private:
     x.origin = std::move(at);
     return x;
   }
+};
+
+// An evaluated call argument.
+struct EvArg {
+  std::string name; // empty when positional
+  SourceLoc loc;
+  Val value;
 };
 
 // Makes lists and tuples within the elaborator's bounds on compile-time memory: the

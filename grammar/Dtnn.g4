@@ -74,7 +74,9 @@ pattern : ident | '(' pattern (',' pattern)* ')' ;
 // Expressions, from the tightest binding to the loosest. `a ** b` is a power,
 // right-associative and binding tighter than a unary minus, as in Python
 // (`-2 ** 2` is -4); `/` divides exactly and `//` floors, as Python's do.
-// `a |> f(b)` means `f(a, b)` and binds loosest of all.
+// Python's `is`, `is not`, `not`, `and` and `or` bind as in Python (`not a == b`
+// is `not (a == b)`); `!`, `&&` and `||` are the same. `a |> f(b)` means
+// `f(a, b)` and binds loosest of all.
 expr
   : primary                                                # primaryExpr
   | expr '[' expr ']'                                      # indexExpr
@@ -83,8 +85,10 @@ expr
   | expr op=('*' | '/' | '//' | '%') expr                  # mulExpr
   | expr op=('+' | '-') expr                               # addExpr
   | expr op=('<' | '<=' | '>' | '>=' | '==' | '!=') expr   # cmpExpr
-  | expr op='&&' expr                                      # andExpr
-  | expr op='||' expr                                      # orExpr
+  | expr op=IS neg=NOT? expr                               # isExpr
+  | op=NOT expr                                            # notExpr
+  | expr op=('&&' | AND) expr                              # andExpr
+  | expr op=('||' | OR) expr                               # orExpr
   | expr PIPE callee                                       # pipeExpr
   ;
 
@@ -98,6 +102,7 @@ primary
   | FLOAT                                                  # floatLit
   | STRING                                                 # stringLit
   | (TRUE | FALSE)                                         # boolLit
+  | NONE                                                   # noneLit
   | ident '(' argList? ')'                                  # callExpr
   | ident                                                  # nameExpr
   | '(' expr ')'                                           # parenExpr
@@ -129,6 +134,11 @@ ELSE   : 'else' ;
 RETURN : 'return' ;
 TRUE   : 'true' ;
 FALSE  : 'false' ;
+NONE   : 'None' ;
+IS     : 'is' ;
+NOT    : 'not' ;
+AND    : 'and' ;
+OR     : 'or' ;
 ARROW  : '->' ;
 PIPE   : '|>' ;
 
