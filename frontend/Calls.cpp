@@ -316,13 +316,21 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
   // built before it is called: `norm = batchnorm(eps=0.001)`, then `x |> norm`.
   if (def.layer && def.layer->tensorInputs > 0 && !hasTensor(args))
     return configured(Val::callable(def.name, loc), args);
-  std::string local = takeName(def.name, args);
+  // A layer given its parameters as tensors too is the op itself, with no parameters of its own:
+  // `embedding(tokens, wte)` and `dense(h, wte)` share one table (tied embeddings).
+  size_t leading = 0;
+  while (leading < args.size() && args[leading].name.empty() &&
+         args[leading].value.kind == Val::Kind::Tensor)
+    ++leading;
+  const ir::LayerSpec *layer =
+      def.layer && leading <= def.layer->tensorInputs ? &*def.layer : nullptr;
+  std::string local = layer ? takeName(def.name, args) : "";
   bool variadic = !def.operands.empty() && def.operands[0].arity == ir::OperandSpec::Variadic;
   // Leading positional tensors are the op's inputs; a variadic op also
   // takes a list of tensors.
   std::vector<Val> tensors;
   size_t first = 0;
-  unsigned wanted = def.layer ? def.layer->tensorInputs : def.maxOperands();
+  unsigned wanted = layer ? layer->tensorInputs : def.maxOperands();
   for (; first < args.size() && args[first].name.empty(); ++first) {
     const Val &v = args[first].value;
     if (v.kind == Val::Kind::Tensor && tensors.size() < wanted) {
@@ -335,20 +343,20 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
       break;
     }
   }
-  unsigned needed = def.layer ? def.layer->tensorInputs : def.minOperands();
+  unsigned needed = layer ? layer->tensorInputs : def.minOperands();
   if (!variadic && tensors.size() < needed && first < args.size()) {
     error(args[first].loc, "'" + def.name + "' needs " + std::to_string(needed) + " tensor input" +
                                (needed == 1 ? "" : "s") + ", got " + describe(args[first].value));
     return Val::poison();
   }
-  if (def.layer && tensors.size() != def.layer->tensorInputs) {
-    error(loc, "'" + def.name + "' needs " + std::to_string(def.layer->tensorInputs) +
-                   " tensor input" + (def.layer->tensorInputs == 1 ? "" : "s") + ", got " +
+  if (layer && tensors.size() != layer->tensorInputs) {
+    error(loc, "'" + def.name + "' needs " + std::to_string(layer->tensorInputs) +
+                   " tensor input" + (layer->tensorInputs == 1 ? "" : "s") + ", got " +
                    std::to_string(tensors.size()) + " (use `x |> " + def.name + "(...)`)");
     return Val::poison();
   }
   // An optional tensor operand may be named, as attn_mask= is in PyTorch.
-  if (!def.layer)
+  if (!layer)
     for (size_t k = first; k < args.size() && tensors.size() < def.operands.size();) {
       if (args[k].value.kind == Val::Kind::Tensor &&
           args[k].name == def.operands[tensors.size()].name) {
@@ -365,7 +373,7 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
     }
   }
   // Bind the remaining arguments to the layer's arguments or the op's attributes.
-  const std::vector<ir::AttrSpec> &specs = def.layer ? def.layer->args : def.attrs;
+  const std::vector<ir::AttrSpec> &specs = layer ? layer->args : def.attrs;
   ir::AttrMap values;
   std::map<std::string, SourceLoc> argLocs;
   std::set<std::string> badArgs;
@@ -427,18 +435,18 @@ Val Elaborator::callOp(const ir::OpDef &def, const SourceLoc &loc, std::vector<E
   for (const Val &t : tensors)
     if (t.isPoison()) return Val::poison();
   if (def.name == "slice" && !normalizeSlice(tensors, values, argLocs, loc)) return Val::poison();
-  if (!def.layer) return emitOp(def, loc, tensors, {}, std::move(values));
+  if (!layer) return emitOp(def, loc, tensors, {}, std::move(values));
 
   // Layers build their attributes and parameters from their arguments.
   std::vector<ir::TensorType> inputTypes;
   for (const Val &t : tensors) inputTypes.push_back(t.tensor->type());
   ir::AttrMap layerArgs;
-  for (const auto &s : def.layer->args)
+  for (const auto &s : layer->args)
     layerArgs.set(s.name, values.find(s.name) ? *values.find(s.name) : *s.defaultValue);
   ir::LayerCtx ctx{inputTypes, layerArgs, {}, {}, {}};
   for (const auto &[name, at] : argLocs) ctx.given.insert(name);
   ctx.pytorchInit = pytorchInit_;
-  if (Error e = def.layer->build(ctx)) {
+  if (Error e = layer->build(ctx)) {
     auto at = argLocs.find(ctx.errorArg);
     std::vector<Diagnostic> notes;
     for (const Val &t : tensors)
