@@ -59,6 +59,9 @@ std::string rewriteSyntaxMessage(std::string msg, const std::string &found) {
   size_t expecting = msg.find(" expecting ");
   if (expecting != std::string::npos && msg.find("ID", expecting) != std::string::npos) {
     std::string expected = msg.substr(expecting);
+    // `true` and `True` are one token, which ANTLR names by its rule.
+    replaceAll(expected, " TRUE,", " 'true',");
+    replaceAll(expected, " FALSE,", " 'false',");
     bool statement = expected.find("'let'") != std::string::npos;
     for (const char *soft : {"'import', ", "'block', ", "'model', ", "'train', "})
       replaceAll(expected, soft, "");

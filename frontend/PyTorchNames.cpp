@@ -32,21 +32,16 @@ const std::map<std::string, std::string> &pytorchNames() {
       {"padding", "pad"}, {"kernel_size", "kernel"}, {"dim", "axis"}, {"ceil_mode", "ceil"},
       {"out_channels", "channels"}, {"out_features", "units"}, {"negative_slope", "alpha"},
       {"count_include_pad", "count_pad"}, {"p", "rate"},
-      {"start_dim", "axis"}, {"end_dim", "end_axis"},
-      // Constants.
-      {"True", "true"}, {"False", "false"}};
+      {"start_dim", "axis"}, {"end_dim", "end_axis"}};
   return names;
 }
-
-bool isConstant(const std::string &name) { return name == "true" || name == "false"; }
 
 } // namespace
 
 std::string suggestName(const std::string &name, const std::vector<std::string> &candidates) {
   auto it = pytorchNames().find(name);
   if (it != pytorchNames().end() &&
-      (isConstant(it->second) ||
-       std::find(candidates.begin(), candidates.end(), it->second) != candidates.end()))
+      std::find(candidates.begin(), candidates.end(), it->second) != candidates.end())
     return it->second;
   return closestMatch(name, candidates);
 }
