@@ -82,6 +82,10 @@ void PrimitiveKernel::setDesc(const dnnl::primitive_desc_base &pd) {
     steps_.back().bindings.push_back({DNNL_ARG_SCRATCHPAD, Binding::Scratchpad, 0, sp, {}});
 }
 
+void PrimitiveKernel::addHostStep(std::function<void(const KernelArgs &, int64_t)> f) {
+  steps_.push_back({{}, {}, {}, {}, std::move(f)});
+}
+
 void PrimitiveKernel::argIn(int arg, size_t i, const memory::desc &md) {
   steps_.back().bindings.push_back({arg, Binding::In, i, md, {}});
 }
@@ -147,12 +151,14 @@ uint64_t mostCodeBytes(const dnnl::primitive_desc_base &pd) {
 
 uint64_t PrimitiveKernel::codeBytes() const {
   uint64_t sum = 0;
-  for (const Step &s : steps_) sum += expectedCodeBytes(s.pd);
+  for (const Step &s : steps_)
+    if (!s.host) sum += expectedCodeBytes(s.pd);
   return sum;
 }
 
 Error PrimitiveKernel::bind() {
   for (Step &s : steps_) {
+    if (s.host) continue;
     runtime::SpaceNeed need{"oneDNN's code generator", {}};
     need.add("the code of a primitive '" + std::string(s.pd.impl_info_str()) + "'",
              mostCodeBytes(s.pd));
@@ -188,7 +194,10 @@ Error PrimitiveKernel::run(const KernelArgs &args, runtime::ExecContext &) {
           }
         }
       if (r == 0) before(args);
-      for (Step &s : steps_) s.prim.execute(stream(), s.args);
+      for (Step &s : steps_) {
+        if (s.host) s.host(args, r);
+        else s.prim.execute(stream(), s.args);
+      }
     }
     after(args);
   });

@@ -78,6 +78,10 @@ protected:
   void use(int arg, size_t i, const memory::desc &md);
   // Gives result j laid out as `md` and binds `arg` to it.
   void give(int arg, size_t j, const memory::desc &md);
+  // Adds host code run after the primitives added before, in each repeat r, where a primitive
+  // would be slow (oneDNN's softmax backward has only a scalar reference implementation on
+  // AVX2). It binds no arguments: it reads its buffers from args (tempData, inOffset).
+  void addHostStep(std::function<void(const KernelArgs &args, int64_t r)> f);
   // A temporary buffer in the workspace described by `md`; returns its id.
   size_t temp(const memory::desc &md);
   // Binds `arg` of the last primitive to temporary `id`.
@@ -116,6 +120,7 @@ private:
     dnnl::primitive prim;
     std::vector<Binding> bindings;
     std::unordered_map<int, memory> args;
+    std::function<void(const KernelArgs &, int64_t)> host; // a host step: no primitive
   };
   std::vector<Step> steps_;
   std::vector<uint64_t> tempOffsets_;

@@ -86,7 +86,9 @@ std::vector<Case> attentionCases() {
                                      {{3}, 5, 5, 4, 2, true, {5, 5}, 0},
                                      {{1, 2}, 3, 9, 16, 5, false, {1, 2, 3, 9}, 0},
                                      {{2}, 4, 6, 5, 5, false, {6}, 0},
-                                     {{2}, 5, 3, 4, 4, true, {5, 1}, 0}};
+                                     {{2}, 5, 3, 4, 4, true, {5, 1}, 0},
+                                     // 20 heads of 64 KiB of scores: groups of 10.
+                                     {{20}, 128, 128, 8, 8, true, {}, 0}};
   std::vector<Case> cases;
   Rng rng{0xa77e};
   for (const Shape &s : shapes) {
