@@ -245,6 +245,20 @@ Val Elaborator::callBuiltin(const std::string &name, const SourceLoc &loc, std::
     error(args[0].loc, "'float' expects a number, got " + describe(v));
     return Val::poison();
   }
+  if (name == "str") {
+    // As Python's str(): "3", "0.5" (the shortest text that reads back the same), "True".
+    if (!arity(1, 1)) return Val::poison();
+    const Val &v = args[0].value;
+    switch (v.kind) {
+    case Val::Kind::Int: return Val::string(std::to_string(v.i), loc);
+    case Val::Kind::Float: return Val::string(ir::formatDouble(v.f), loc);
+    case Val::Kind::Bool: return Val::string(v.b ? "True" : "False", loc);
+    case Val::Kind::String: return Val::string(v.s, loc);
+    default: break;
+    }
+    error(args[0].loc, "'str' expects a number, a bool or a string, got " + describe(v));
+    return Val::poison();
+  }
   error(loc, "unknown builtin '" + name + "'");
   return Val::poison();
 }

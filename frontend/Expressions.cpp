@@ -138,6 +138,8 @@ Val Elaborator::evalBinary(const Expr &e) {
       items.insert(items.end(), b.items().begin(), b.items().end());
       return sequence(a.kind, std::move(items), e.loc);
     }
+    if (op == "+" && a.kind == Val::Kind::String && b.kind == Val::Kind::String)
+      return Val::string(a.s + b.s, e.loc);
     return mismatch();
   }
   if (op == "**") return power(e.loc, a, b);

@@ -17,7 +17,7 @@ const std::vector<std::string> &builtinFunctionNames() {
   static const std::vector<std::string> names = {
       "abs",   "adaptive_avgpool", "ceil", "channels", "chunk", "dim",   "erf",  "exp",
       "float", "floor",            "identity", "int",  "len",   "log",   "max",  "mean",
-      "min",   "param", "partial", "pow",    "range", "rank",    "round", "rsqrt", "sqrt", "sum",
+      "min",   "param", "partial", "pow",    "range", "rank",    "round", "rsqrt", "sqrt", "str", "sum",
       "var",   "zip",   "enumerate"};
   return names;
 }

@@ -18,8 +18,11 @@
 //     state in place and yield their new versions. An op that writes a
 //     parameter in place (batchnorm_train's running statistics) is followed
 //     by reads of its new version, never of the old value.
-// Defaults when the module has no train settings: softmax_cross_entropy and
-// sgd. The pass fails if @M.train already exists.
+// A prediction [N, C] takes labels i32[N]; a sequence model's [N, T, ..., C]
+// takes one label per position, i32[N, T, ...], and the loss and metrics see
+// both flattened to one row per position. Defaults when the module has no
+// train settings: softmax_cross_entropy and sgd. The pass fails if @M.train
+// already exists.
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/RunSettings.h"
@@ -86,15 +89,24 @@ Error cloneOps(const ir::Graph &src, ir::Graph &dst, ValueMap &vm, bool training
   return Error::success();
 }
 
-// Appends the loss and metrics; returns them, loss first.
+// Appends the loss and metrics; returns them, loss first. A sequence model's prediction
+// [N, T, ..., C] and labels [N, T, ...] are flattened to one row per position, [N*T*..., C] and
+// [N*T*...], so that the classifier losses and metrics average over every position.
 Expected<std::vector<ir::Value *>> appendObjective(ir::Graph &g, const ir::RunSettings &settings,
                                                    ir::Value *prediction, ir::Value *label) {
   ir::Builder b(g);
-  auto l = emitLoss(b, settings.loss.name, prediction, label);
+  if (prediction->type().rank() > 2) {
+    int64_t classes = prediction->type().dims.back();
+    prediction = b.create1("reshape", {prediction}, ir::attrs({{"shape", std::vector<int64_t>{-1, classes}}}));
+    if (prediction) label = b.create1("reshape", {label}, ir::attrs({{"shape", std::vector<int64_t>{-1}}}));
+    if (!prediction || !label) return Error::make("autodiff: " + b.takeError().message());
+  }
+  auto l = emitLoss(b, settings.loss, prediction, label);
   if (!l) return l.takeError();
   std::vector<ir::Value *> outs = {*l};
+  MetricArgs args{prediction, label, 0, lossIgnoreIndex(settings.loss)};
   for (const std::string &name : settings.metrics) {
-    auto m = emitMetric(b, name, prediction, label);
+    auto m = emitMetric(b, name, args);
     if (!m) return m.takeError();
     outs.push_back(*m);
   }
@@ -147,11 +159,14 @@ public:
   }
 
 private:
-  // Adds the model's inputs and %label (i32[N]) to `g`, mapped in `vm`.
+  // Adds the model's inputs and %label to `g`, mapped in `vm`: i32[N] for a prediction [N, C],
+  // one label per position, i32[N, T, ...], for a sequence model's [N, T, ..., C].
   static ir::Value *addDataInputs(const ir::Graph &fwd, ir::Graph &g, ValueMap &vm) {
     for (const ir::Value *in : fwd.inputs()) vm[in] = g.addInput(in->name(), in->type());
-    int64_t batch = fwd.outputs()[0]->type().rank() ? fwd.outputs()[0]->type().dims[0] : 1;
-    return g.addInput("label", ir::TensorType(ir::DType::I32, {batch}));
+    const ir::TensorType &out = fwd.outputs()[0]->type();
+    std::vector<int64_t> dims = {out.rank() ? out.dims[0] : 1};
+    if (out.rank() > 2) dims.assign(out.dims.begin(), out.dims.end() - 1);
+    return g.addInput("label", ir::TensorType(ir::DType::I32, dims));
   }
 
   static Error buildEval(ir::Module &m, const ir::Graph &fwd, const ir::RunSettings &settings) {

@@ -1,8 +1,11 @@
 // Reference kernels of the ops declared in ir/ops/Loss.cpp. Sums run in
 // double in a fixed order: per-sample (or per-chunk) partial sums are
 // computed in parallel into their own slots and added up serially, so the
-// result does not depend on the thread count. A label outside [0, C) makes
-// its sample's loss and gradient NaN, and counts as a miss for accuracy.
+// result does not depend on the thread count. A row whose label is the op's
+// ignore_index is left out of the classifier losses and accuracy: their means
+// are over the other rows (0 when there are none). Any other label outside
+// [0, C) makes its sample's loss and gradient NaN, and counts as a miss for
+// accuracy.
 #include "backends/reference/KernelUtil.h"
 
 #include <algorithm>
@@ -20,6 +23,17 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int64_t kChunk = 4096;
 
 bool validLabel(int32_t label, int64_t classes) { return label >= 0 && label < classes; }
+
+// The label of the rows an op leaves out.
+int64_t ignored(const KernelArgs &a) { return a.op->attrs().getInt("ignore_index"); }
+
+// The number of labels that are not `ignore`, as the divisor of a mean (1 when there are none,
+// so that a mean over no row is 0).
+double counted(const int32_t *label, int64_t n, int64_t ignore) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; ++i) c += label[i] != ignore;
+  return static_cast<double>(std::max<int64_t>(c, 1));
+}
 
 // Sums f(i) for i in [0, n) in double, deterministically.
 template <typename F> double chunkedSum(int64_t n, F &&f) {
@@ -51,37 +65,39 @@ template <typename T> std::pair<double, double> logSumExp(const T *row, int64_t 
   return {m, std::log(s)};
 }
 
-// softmax_cross_entropy %logits [N,C], %label i32[N] -> mean of lse - logits[label].
+// softmax_cross_entropy %logits [N,C], %label i32[N] -> mean of lse - logits[label] over the
+// counted rows.
 template <typename T> void softmaxCrossEntropy(const KernelArgs &a) {
   const T *x = a.in[0].as<T>();
   const int32_t *label = a.in[1].as<int32_t>();
-  int64_t n = a.in[0].dim(0), c = a.in[0].dim(1);
+  int64_t n = a.in[0].dim(0), c = a.in[0].dim(1), ignore = ignored(a);
   std::vector<double> loss(static_cast<size_t>(n));
   parallelFor(n, [&](int64_t i) {
     const T *row = x + i * c;
-    if (!validLabel(label[i], c)) {
-      loss[i] = kNaN;
+    if (label[i] == ignore || !validLabel(label[i], c)) {
+      loss[i] = label[i] == ignore ? 0.0 : kNaN;
       return;
     }
     auto [m, lse] = logSumExp(row, c);
     // x - m is exact for the large logits where m + lse would round.
     loss[i] = lse - (static_cast<double>(row[label[i]]) - m);
   });
-  *a.out[0].as<T>() = static_cast<T>(orderedSum(loss) / static_cast<double>(n));
+  *a.out[0].as<T>() = static_cast<T>(orderedSum(loss) / counted(label, n, ignore));
 }
 
-// softmax_cross_entropy_backward %dy, %logits, %label -> (softmax - onehot) * dy / N.
+// softmax_cross_entropy_backward %dy, %logits, %label -> (softmax - onehot) * dy / counted,
+// zero in the ignored rows.
 template <typename T> void softmaxCrossEntropyBackward(const KernelArgs &a) {
   const T *x = a.in[1].as<T>();
   const int32_t *label = a.in[2].as<int32_t>();
   T *dx = a.out[0].as<T>();
-  int64_t n = a.in[1].dim(0), c = a.in[1].dim(1);
-  double scale = readScalar(a.in[0]) / static_cast<double>(n);
+  int64_t n = a.in[1].dim(0), c = a.in[1].dim(1), ignore = ignored(a);
+  double scale = readScalar(a.in[0]) / counted(label, n, ignore);
   parallelFor(n, [&](int64_t i) {
     const T *row = x + i * c;
     T *out = dx + i * c;
-    if (!validLabel(label[i], c)) {
-      std::fill(out, out + c, static_cast<T>(kNaN));
+    if (label[i] == ignore || !validLabel(label[i], c)) {
+      std::fill(out, out + c, static_cast<T>(label[i] == ignore ? 0.0 : kNaN));
       return;
     }
     auto [m, lse] = logSumExp(row, c);
@@ -92,27 +108,29 @@ template <typename T> void softmaxCrossEntropyBackward(const KernelArgs &a) {
   });
 }
 
-// nll_loss %logp [N,C], %label i32[N] -> -mean(logp[n, label[n]]).
+// nll_loss %logp [N,C], %label i32[N] -> -mean(logp[n, label[n]]) over the counted rows.
 template <typename T> void nllLoss(const KernelArgs &a) {
   const T *x = a.in[0].as<T>();
   const int32_t *label = a.in[1].as<int32_t>();
-  int64_t n = a.in[0].dim(0), c = a.in[0].dim(1);
+  int64_t n = a.in[0].dim(0), c = a.in[0].dim(1), ignore = ignored(a);
   double total = 0;
   for (int64_t i = 0; i < n; ++i)
-    total -= validLabel(label[i], c) ? static_cast<double>(x[i * c + label[i]]) : kNaN;
-  *a.out[0].as<T>() = static_cast<T>(total / static_cast<double>(n));
+    if (label[i] != ignore)
+      total -= validLabel(label[i], c) ? static_cast<double>(x[i * c + label[i]]) : kNaN;
+  *a.out[0].as<T>() = static_cast<T>(total / counted(label, n, ignore));
 }
 
-// nll_loss_backward %dy, %logp, %label -> -dy / N at each label, zero elsewhere.
+// nll_loss_backward %dy, %logp, %label -> -dy / counted at each counted row's label, zero
+// elsewhere.
 template <typename T> void nllLossBackward(const KernelArgs &a) {
   const int32_t *label = a.in[2].as<int32_t>();
   T *dx = a.out[0].as<T>();
-  int64_t n = a.in[1].dim(0), c = a.in[1].dim(1);
-  T g = static_cast<T>(-readScalar(a.in[0]) / static_cast<double>(n));
+  int64_t n = a.in[1].dim(0), c = a.in[1].dim(1), ignore = ignored(a);
+  T g = static_cast<T>(-readScalar(a.in[0]) / counted(label, n, ignore));
   parallelFor(n, [&](int64_t i) {
     T *out = dx + i * c;
-    bool valid = validLabel(label[i], c);
-    std::fill(out, out + c, valid ? T(0) : static_cast<T>(kNaN));
+    bool skip = label[i] == ignore, valid = !skip && validLabel(label[i], c);
+    std::fill(out, out + c, valid || skip ? T(0) : static_cast<T>(kNaN));
     if (valid) out[label[i]] = g;
   });
 }
@@ -176,16 +194,17 @@ template <typename T> void bceLossBackward(const KernelArgs &a) {
 // rank before its label: a class ranks before it when it scores higher, or
 // the same with a lower index (ties go to the lower class, as argmax's first
 // maximum: constant logits are right for class 0 only, at chance, not for
-// every class), or its score is NaN; a NaN score of the label is a miss.
+// every class), or its score is NaN; a NaN score of the label is a miss. Rows of
+// ignore_index count neither way.
 template <typename T> void accuracy(const KernelArgs &a) {
   const T *x = a.in[0].as<T>();
   const int32_t *label = a.in[1].as<int32_t>();
-  int64_t n = a.in[0].dim(0), c = a.in[0].dim(1);
+  int64_t n = a.in[0].dim(0), c = a.in[0].dim(1), ignore = ignored(a);
   int64_t k = a.op->attrs().getInt("k");
   std::vector<uint8_t> hit(static_cast<size_t>(n));
   parallelFor(n, [&](int64_t i) {
     const T *row = x + i * c;
-    if (!validLabel(label[i], c) || std::isnan(row[label[i]])) {
+    if (label[i] == ignore || !validLabel(label[i], c) || std::isnan(row[label[i]])) {
       hit[i] = 0;
       return;
     }
@@ -197,7 +216,7 @@ template <typename T> void accuracy(const KernelArgs &a) {
   });
   int64_t correct = 0;
   for (uint8_t h : hit) correct += h;
-  *a.out[0].as<T>() = static_cast<T>(static_cast<double>(correct) / static_cast<double>(n));
+  *a.out[0].as<T>() = static_cast<T>(static_cast<double>(correct) / counted(label, n, ignore));
 }
 
 } // namespace

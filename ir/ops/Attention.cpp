@@ -5,7 +5,7 @@
 // where the optional additive mask broadcasts to [..., L, S], is_causal adds
 // -inf above the diagonal (position i attends to keys 0..i, top-left
 // aligned as PyTorch's), and scale defaults to 1 / sqrt(E). It is one op so
-// that kernels work a head at a time: the L x S scores are never all in
+// that kernels work a few heads at a time: the L x S scores are never all in
 // memory at once. The backward op recomputes them from q and k rather than
 // keeping them from the forward pass.
 #include "ir/Builder.h"
@@ -132,7 +132,8 @@ void registerAttentionOps(BuiltinOps &t) {
       .name = "scaled_dot_product_attention",
       .summary = "softmax(scale q k^T + attn_mask) v over the last two dimensions, with a causal "
                  "mask when is_causal and scale 1/sqrt(E) when 0, as "
-                 "F.scaled_dot_product_attention; kernels hold one head's scores at a time.",
+                 "F.scaled_dot_product_attention; kernels hold the scores of a few heads at a "
+                 "time.",
       .operands = {{"q"}, {"k"}, {"v"}, {"attn_mask", OperandSpec::Optional}},
       .attrs = attentionAttrs(),
       .fusion = FusionClass::Opaque,
@@ -145,7 +146,7 @@ void registerAttentionOps(BuiltinOps &t) {
   t.add({
       .name = "scaled_dot_product_attention_backward",
       .summary = "The gradients dq, dk and dv of scaled_dot_product_attention, its scores "
-                 "recomputed from q and k a head at a time.",
+                 "recomputed from q and k a few heads at a time.",
       .operands = {{"dy"}, {"q"}, {"k"}, {"v"}, {"attn_mask", OperandSpec::Optional}},
       .attrs = attentionAttrs(),
       .numResults = 3,

@@ -2,7 +2,10 @@
 // their backward ops, and accuracy (top-k). A loss returns a rank-0 scalar of
 // the prediction's element type: the mean over the batch for the classifier
 // losses, the mean over all elements for mse_loss and bce_loss. Labels are
-// i32 class indices and never get a gradient.
+// i32 class indices and never get a gradient. The classifier losses and
+// accuracy leave out the rows whose label is their ignore_index (-100 by
+// default, as PyTorch's): the mean is over the other rows, 0 when there are
+// none (a batch of padding teaches nothing, and must not stop a run).
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
@@ -129,7 +132,9 @@ GradFn lossGrad(std::string backward, double targetFactor) {
     if (targetNeeded && targetFactor == 0)
       return ctx.fail(ctx.op.name() + " has no gradient with respect to its target");
     if (!ctx.needed[0] && !targetNeeded) return Error::success();
-    Value *dx = ctx.b.create1(backward, {ctx.dy[0], ctx.op.operand(0), ctx.op.operand(1)});
+    // The backward op takes the loss's attributes (ignore_index).
+    Value *dx = ctx.b.create1(backward, {ctx.dy[0], ctx.op.operand(0), ctx.op.operand(1)},
+                              ctx.op.attrs());
     if (!dx) return ctx.b.takeError();
     if (ctx.needed[0]) ctx.dx[0] = dx;
     if (targetNeeded) {
@@ -140,14 +145,19 @@ GradFn lossGrad(std::string backward, double targetFactor) {
   };
 }
 
+// The attribute of the classifier losses and accuracy: the label of rows they leave out.
+std::vector<AttrSpec> ignoreIndex() {
+  return {{"ignore_index", AttrKind::Int, AttrValue(int64_t{-100})}};
+}
+
 // A loss entry: two operands, a scalar result, and a gradient rule.
 OpDef lossOp(std::string name, std::string summary, std::vector<OperandSpec> operands,
-             ShapeFn shape, GradFn grad) {
+             ShapeFn shape, GradFn grad, std::vector<AttrSpec> attrs = {}) {
   return {
       .name = std::move(name),
       .summary = std::move(summary),
       .operands = std::move(operands),
-      .attrs = {},
+      .attrs = std::move(attrs),
       .fusion = FusionClass::Reduce,
       .inferShape = std::move(shape),
       .macs = nullptr,
@@ -160,12 +170,12 @@ OpDef lossOp(std::string name, std::string summary, std::vector<OperandSpec> ope
 
 // A loss's backward entry: (dy, prediction, target) -> gradient of the prediction.
 OpDef backwardOp(std::string name, std::string summary, std::vector<OperandSpec> operands,
-                 ShapeFn shape) {
+                 ShapeFn shape, std::vector<AttrSpec> attrs = {}) {
   return {
       .name = std::move(name),
       .summary = std::move(summary),
       .operands = std::move(operands),
-      .attrs = {},
+      .attrs = std::move(attrs),
       .fusion = FusionClass::Opaque,
       .inferShape = std::move(shape),
       .macs = nullptr,
@@ -181,20 +191,27 @@ OpDef backwardOp(std::string name, std::string summary, std::vector<OperandSpec>
 
 void registerLossOps(BuiltinOps &t) {
   t.add(lossOp("softmax_cross_entropy",
-               "Mean over the batch of -log softmax(logits)[label], computed stably.",
+               "Mean over the rows whose label is not ignore_index of -log softmax(logits)[label], "
+               "computed stably.",
                {{"logits"}, {"label"}}, classifierLoss("softmax_cross_entropy", "logits"),
-               lossGrad("softmax_cross_entropy_backward", 0)));
+               lossGrad("softmax_cross_entropy_backward", 0), ignoreIndex()));
   t.add(backwardOp("softmax_cross_entropy_backward",
-                   "Gradient of softmax_cross_entropy: (softmax(logits) - onehot(label)) * dy / N.",
+                   "Gradient of softmax_cross_entropy: (softmax(logits) - onehot(label)) * dy / "
+                   "(rows counted), zero in the rows of ignore_index.",
                    {{"dy"}, {"logits"}, {"label"}},
-                   classifierLossBackward("softmax_cross_entropy_backward", "logits")));
-  t.add(lossOp("nll_loss", "Mean over the batch of -logp[n, label[n]] for log-probabilities logp.",
+                   classifierLossBackward("softmax_cross_entropy_backward", "logits"),
+                   ignoreIndex()));
+  t.add(lossOp("nll_loss",
+               "Mean over the rows whose label is not ignore_index of -logp[n, label[n]] for "
+               "log-probabilities logp.",
                {{"logp"}, {"label"}}, classifierLoss("nll_loss", "log-probabilities"),
-               lossGrad("nll_loss_backward", 0)));
+               lossGrad("nll_loss_backward", 0), ignoreIndex()));
   t.add(backwardOp("nll_loss_backward",
-                   "Gradient of nll_loss: -dy / N at each sample's label, zero elsewhere.",
+                   "Gradient of nll_loss: -dy / (rows counted) at each counted row's label, zero "
+                   "elsewhere.",
                    {{"dy"}, {"logp"}, {"label"}},
-                   classifierLossBackward("nll_loss_backward", "log-probabilities")));
+                   classifierLossBackward("nll_loss_backward", "log-probabilities"),
+                   ignoreIndex()));
   t.add(lossOp("mse_loss", "Mean over all elements of (pred - target)^2.", {{"pred"}, {"target"}},
                elementLoss("mse_loss"), lossGrad("mse_loss_backward", -1)));
   t.add(backwardOp("mse_loss_backward",
@@ -211,9 +228,11 @@ void registerLossOps(BuiltinOps &t) {
   // higher than its label, so ties with the label's score count in its favour.
   t.add({
       .name = "accuracy",
-      .summary = "Fraction of samples with fewer than k classes scoring strictly above the label.",
+      .summary = "Fraction of the rows whose label is not ignore_index with fewer than k classes "
+                 "scoring strictly above the label.",
       .operands = {{"logits"}, {"label"}},
-      .attrs = {{"k", AttrKind::Int, AttrValue(int64_t{1})}},
+      .attrs = {{"k", AttrKind::Int, AttrValue(int64_t{1})},
+                {"ignore_index", AttrKind::Int, AttrValue(int64_t{-100})}},
       .fusion = FusionClass::Reduce,
       .inferShape = inferAccuracy,
       .macs = nullptr,

@@ -86,7 +86,8 @@ Expected<std::vector<double>> DeterministicStep::run(const Batch &batch, float l
   size_t outputs = grads_.outputs().size(), gradients = 0;
   for (const ir::Value *in : update_.inputs()) gradients += in->name().starts_with("grad.");
   size_t scalars = outputs - gradients;
-  int64_t numel = batch.size ? static_cast<int64_t>(batch.images.size()) / batch.size : 0;
+  size_t sampleBytes = batch.sampleBytes();
+  size_t perSample = batch.size ? batch.labels.size() / static_cast<size_t>(batch.size) : 0;
   int64_t mine = batch.samples / micro_;
   if (mine < 1 || batch.samples % micro_ != 0)
     return Error::make("a deterministic step needs whole micro-batches of " +
@@ -107,8 +108,10 @@ Expected<std::vector<double>> DeterministicStep::run(const Batch &batch, float l
   for (int64_t j = 0; j < mine; ++j) {
     for (size_t k = 0; j > 0 && k < written_.size(); ++k)
       if (Error e = runner_.params().write(written_[k], before_[k])) return e;
-    g.setInput(0, batch.images.data() + j * micro_ * numel, micro_ * numel * sizeof(float));
-    g.setInput(1, batch.labels.data() + j * micro_, micro_ * sizeof(int32_t));
+    g.setInput(0, static_cast<const char *>(batch.input()) + j * micro_ * sampleBytes,
+               micro_ * sampleBytes);
+    g.setInput(1, batch.labels.data() + j * micro_ * perSample,
+               micro_ * perSample * sizeof(int32_t));
     g.setInput(2, &lr, sizeof lr);
     g.setInput(3, &step, sizeof step);
     g.setPart({1.0, batch.offset + j * micro_});

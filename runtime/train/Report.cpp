@@ -109,24 +109,26 @@ std::string formatRate(double v) {
   return os.str();
 }
 
+std::string recordValue(const std::string &k, double v) {
+  std::ostringstream os;
+  if (k.ends_with("_acc") || k.find("_top") != std::string::npos)
+    os << std::fixed << std::setprecision(2) << 100 * v << "%";
+  else if (k == "seconds")
+    os << std::fixed << std::setprecision(1) << v;
+  else if (k == "images_per_s")
+    os << formatRate(v);
+  else if (k == "peak_rss_bytes" || k == "steps")
+    os << std::fixed << std::setprecision(0) << v;
+  else
+    os << std::setprecision(5) << v;
+  return os.str();
+}
+
 std::string epochLine(const EpochRecord &r, int64_t epochs) {
   std::ostringstream os;
   os << "epoch " << r.epoch << "/" << epochs << ":";
-  for (const auto &[k, v] : r.values) {
-    if (k == "epoch") continue;
-    os << " " << k << " ";
-    if (k.ends_with("_acc") || k.find("_top") != std::string::npos)
-      os << std::fixed << std::setprecision(2) << 100 * v << "%";
-    else if (k == "seconds")
-      os << std::fixed << std::setprecision(1) << v;
-    else if (k == "images_per_s")
-      os << formatRate(v);
-    else if (k == "peak_rss_bytes" || k == "steps")
-      os << std::fixed << std::setprecision(0) << v;
-    else
-      os << std::defaultfloat << std::setprecision(5) << v;
-    os.unsetf(std::ios::floatfield);
-  }
+  for (const auto &[k, v] : r.values)
+    if (k != "epoch") os << " " << k << " " << recordValue(k, v);
   return os.str();
 }
 

@@ -67,6 +67,10 @@ std::string formatRate(double imagesPerSecond);
 // The one-line summary of an epoch: "epoch 1/5: train_loss 0.5123 ...".
 std::string epochLine(const EpochRecord &r, int64_t epochs);
 
+// Value v of record key k as a line shows it: accuracies as percentages ("91.23%"), counts
+// whole, other figures to 5 significant digits.
+std::string recordValue(const std::string &k, double v);
+
 // Writes records as JSON Lines, one an epoch, through a GrowingOutput: the
 // file never says less than what ran. With `append`, an existing file's
 // records are kept (a resumed run); else the file is replaced.

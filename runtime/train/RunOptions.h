@@ -6,6 +6,7 @@
 #include "ir/Error.h"
 #include "runtime/Communicator.h"
 #include "runtime/train/Report.h"
+#include "runtime/train/Sampling.h"
 
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,12 @@ struct RunOptions {
   std::string initFromPath;   // weights (not optimizer state or progress) to start from
   std::string predictPath;    // inputs (safetensors) to compute the model's outputs for, instead of training
   std::string predictionsPath; // where those outputs go
+  // Instead of training, sample this many tokens after a prompt from a model of token
+  // sequences: the prompt is `prompt`, or the text of the file predictPath when promptFromFile.
+  int64_t generate = 0;
+  std::string prompt;
+  bool promptFromFile = false;
+  SamplingOptions sampling;
   ProgressMode progress = ProgressMode::Off; // how a running epoch shows its progress
   double progressSeconds = 30;               // the interval of ProgressMode::Lines
   bool prefetch = true;       // load batches on a background thread

@@ -72,7 +72,8 @@ struct Timing {
   }
 };
 
-// Sums of the step outputs (loss, metrics) weighted by batch size.
+// Sums of the step outputs (loss, metrics) weighted by the labels each batch counts (its
+// samples, or a sequence model's positions less the padding), so that a mean is over labels.
 struct Totals {
   std::vector<double> sums;
   int64_t samples = 0;
@@ -146,6 +147,11 @@ private:
   // Runs the forward graph (inference: running statistics, no dropout) on the input tensor of
   // --predict and writes its outputs to --predictions.
   RunStatus predict();
+  // Samples --generate tokens after the prompt from the forward graph of a model of token
+  // sequences, and prints the prompt and what follows it (also to --predictions).
+  RunStatus generate();
+  // Whether the run computes outputs instead of training (--predict, --generate).
+  bool predicting() const { return !o_.predictPath.empty() || o_.generate > 0; }
   // Fails with why the loss of a train step shows the run failed: not finite, or diverged.
   Error lossProblem(double loss) const;
   // Fails with why an evaluation's record shows the model failed: a test or validation loss
@@ -155,6 +161,10 @@ private:
   Error findGraphs();
   Error loadData();
   Error checkData(const Dataset &d, const std::string &which);
+  // Checks the labels of `d`, one per sample or one per position of the model's prediction.
+  Error checkLabels(const Dataset &d, const std::string &which);
+  // What run reports for metric i (0 the loss) of totals `t` over data set `d`.
+  double metricValue(const Totals &t, size_t i, const Dataset &d) const;
   // Takes the next batch of `loader` and starts copying it into the inputs
   // of the executor of `g` at its size, while an earlier batch may be
   // computing; a train step gets the learning rate and step count of the

@@ -15,7 +15,7 @@ Expected<std::unique_ptr<StagedBatch>> Session::stage(BatchLoader &loader, const
   auto exec = runner_->executor(g, b->batch.size);
   if (!exec) return exec.takeError();
   b->exec = *exec;
-  std::vector<const void *> data = {b->batch.images.data(), b->batch.labels.data()};
+  std::vector<const void *> data = {b->batch.input(), b->batch.labels.data()};
   if (training) {
     b->lr = static_cast<float>(schedule_->lr(progress_.epoch, progress_.stepInEpoch + ahead,
                                              loader.batchesPerEpoch()));
@@ -52,7 +52,7 @@ Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Da
     auto v = runStaged(*cur);
     if (!v) return v.takeError();
     t.timing.add(nowSeconds() - t0, cur->batch.globalSize, k == 0); // the first batch warms up
-    t.add(*v, cur->batch.samples);
+    t.add(*v, cur->batch.counted);
   }
   if (!next) return next.takeError();
   if (Error e = t.reduce(comm_, eval_->outputs().size())) return e;
@@ -71,15 +71,14 @@ RunStatus Session::evalOnly() {
   r.epoch = progress_.epoch;
   r.add("test_loss", t->mean(0));
   for (size_t i = 0; i < s_.metrics.size(); ++i)
-    r.add("test_" + passes::metricLabel(s_.metrics[i]),
-          t->mean(i + 1));
+    r.add("test_" + passes::metricLabel(s_.metrics[i]), metricValue(*t, i + 1, data_.test));
   r.add("images_per_s", t->timing.rate());
   r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
   out_ << "test_loss " << t->mean(0);
-  for (size_t i = 0; i < s_.metrics.size(); ++i)
-    out_ << " test_" << passes::metricLabel(s_.metrics[i]) << " "
-         << 100 * t->mean(i + 1) << "%";
-  if (t->timing.any()) out_ << " (" << formatRate(t->timing.rate()) << " images/s)";
+  for (const auto &[k, v] : r.values)
+    if (k.starts_with("test_") && k != "test_loss") out_ << " " << k << " " << recordValue(k, v);
+  if (t->timing.any())
+    out_ << " (" << formatRate(t->timing.rate()) << " " << data_.test.noun << "/s)";
   out_ << "\n" << std::flush;
   if (Error why = evalProblem(r)) return fail(why.message() + ".", RunStatus::TrainingFailed);
   if (leader() && !o_.metricsPath.empty())

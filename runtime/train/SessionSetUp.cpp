@@ -3,6 +3,7 @@
 #include "runtime/train/Session.h"
 
 #include "ir/Printer.h"
+#include "passes/Losses.h"
 #include "ir/RunSettings.h"
 #include "runtime/HostMemory.h"
 #include "runtime/ResourceLimits.h"
@@ -27,16 +28,16 @@ Error Session::findGraphs() {
     else
       fwd_ = g.get();
   }
-  // --predict runs the forward graph alone.
-  if (!fwd_ || (o_.predictPath.empty() && (!train_ || !eval_)))
+  // --predict and --generate run the forward graph alone.
+  if (!fwd_ || (!predicting() && (!train_ || !eval_)))
     return Error::make("the module lacks a forward, train or eval graph (run the autodiff pass)");
   if (fwd_->inputs().size() != 1)
     return Error::make("model '" + fwd_->name() + "' takes " +
                        std::to_string(fwd_->inputs().size()) +
-                       " inputs; dtnn-run trains models with one image input");
+                       " inputs; dtnn-run trains models with one input (images or tokens)");
   const ir::TensorType &in = fwd_->inputs()[0]->type();
-  if (in.dtype != ir::DType::F32)
-    return Error::make("model input must be f32, got " + in.str());
+  if (in.dtype != ir::DType::F32 && in.dtype != ir::DType::I32)
+    return Error::make("model input must be f32 (images) or i32 (tokens), got " + in.str());
   return Error::success();
 }
 
@@ -44,6 +45,13 @@ Error Session::checkData(const Dataset &d, const std::string &which) {
   // An empty set would train no step, or average over no sample, and report nan.
   if (d.count == 0) return Error::make(data_.description + ": the " + which + " set is empty");
   const ir::TensorType &in = fwd_->inputs()[0]->type();
+  std::string what = d.tokenSamples ? "token sequences" : "images";
+  if ((in.dtype == ir::DType::I32) != d.tokenSamples)
+    return Error::make(dataName_ + " gives " + what + ", but model '" + fwd_->name() +
+                       "' takes " + in.str() +
+                       (d.tokenSamples ? " (token sequences are i32[N, T])"
+                                       : " (images are f32[N, C, H, W]; tokens need a text "
+                                         "source such as text())"));
   std::vector<int64_t> want(in.dims.begin() + 1, in.dims.end());
   if (d.sampleShape != want) {
     std::string got;
@@ -51,24 +59,61 @@ Error Session::checkData(const Dataset &d, const std::string &which) {
       if (!got.empty()) got += 'x';
       got += std::to_string(x);
     }
-    return Error::make(dataName_ + ": " + which + " images are " + got +
+    return Error::make(dataName_ + ": " + which + " " + what + " are " + got +
                        ", but model '" + fwd_->name() + "' takes " + in.str());
   }
+  return checkLabels(d, which);
+}
+
+Error Session::checkLabels(const Dataset &d, const std::string &which) {
   const ir::TensorType &outT = fwd_->outputs()[0]->type();
-  int64_t classes = outT.rank() == 2 ? outT.dims[1] : 0;
-  for (int64_t i = 0; i < d.count; ++i)
-    if (d.labels[i] < 0 || d.labels[i] >= classes)
-      return Error::make(dataName_ + ": " + which + " label " +
-                         std::to_string(d.labels[i]) + " of sample " + std::to_string(i) +
+  int64_t classes = outT.rank() >= 2 ? outT.dims.back() : 0;
+  // A prediction [N, T, ..., C] takes a label per position.
+  int64_t positions = 1;
+  for (size_t i = 1; i + 1 < outT.dims.size(); ++i) positions *= outT.dims[i];
+  if (d.labelsPerSample != positions)
+    return Error::make(dataName_ + " gives " + std::to_string(d.labelsPerSample) +
+                       (d.labelsPerSample == 1 ? " label" : " labels") + " a sample, but model '" +
+                       fwd_->name() + "' predicts " + outT.str() + ", " +
+                       std::to_string(positions) + (positions == 1 ? " label" : " labels") +
+                       " a sample");
+  for (size_t i = 0; i < d.labels.size(); ++i)
+    if ((d.labels[i] < 0 || d.labels[i] >= classes) && d.labels[i] != d.ignoreIndex)
+      return Error::make(dataName_ + ": " + which + " label " + std::to_string(d.labels[i]) +
+                         " of sample " + std::to_string(int64_t(i) / d.labelsPerSample) +
                          " is out of range for model '" + fwd_->name() + "' with " +
                          std::to_string(classes) + " outputs");
+  if (d.tokenSamples) {
+    int32_t top = d.tokens.empty() ? 0 : *std::max_element(d.tokens.begin(), d.tokens.end());
+    if (top >= classes)
+      return Error::make(dataName_ + ": " + which + " token " + std::to_string(top) +
+                         " is out of range for model '" + fwd_->name() + "' with " +
+                         std::to_string(classes) + " outputs (a vocabulary of " +
+                         std::to_string(d.numClasses) + ")");
+  }
   return Error::success();
+}
+
+double Session::metricValue(const Totals &t, size_t i, const Dataset &d) const {
+  if (i == 0) return t.mean(0);
+  return passes::reportMetric(s_.metrics[i - 1], t.mean(i), {d.bytesPerLabel});
 }
 
 Error Session::loadData() {
   DataSpec spec = s_.data;
+  const ir::TensorType &input = fwd_->inputs()[0]->type();
+  if (o_.synthetic && input.dtype == ir::DType::I32)
+    return Error::make("--synthetic makes images, but model '" + fwd_->name() + "' takes tokens " +
+                       input.str() + "; train it on a text source (data = text(...))");
+  // A text source cuts sequences of the model's length unless told otherwise.
+  if (!o_.synthetic && !spec.args.find("seq_len") && dataSourceTakes(spec.name, "seq_len")) {
+    if (input.dtype != ir::DType::I32 || input.rank() != 2)
+      return Error::make(spec.name + " gives token sequences, but model '" + fwd_->name() +
+                         "' takes " + input.str() + " (token sequences are i32[N, T])");
+    spec.args.set("seq_len", input.dims[1]);
+  }
   if (o_.synthetic) {
-    const ir::TensorType &in = fwd_->inputs()[0]->type();
+    const ir::TensorType &in = input;
     const ir::TensorType &outT = fwd_->outputs()[0]->type();
     spec = {"synthetic", {}};
     spec.args.set("shape", std::vector<int64_t>(in.dims.begin() + 1, in.dims.end()));
@@ -82,6 +127,13 @@ Error Session::loadData() {
   auto d = dtnn::loadData(spec, o_.synthetic ? "" : o_.dataDir, s_.seed);
   if (!d) return d.takeError();
   data_ = std::move(*d);
+  // Padding takes the label the loss leaves out.
+  int32_t ignore = static_cast<int32_t>(passes::lossIgnoreIndex(s_.loss));
+  for (Dataset *set : {&data_.train, &data_.test}) {
+    if (set->ignoreIndex == ignore) continue;
+    std::replace(set->labels.begin(), set->labels.end(), set->ignoreIndex, ignore);
+    set->ignoreIndex = ignore;
+  }
   if (Error e = checkData(data_.train, "training")) return e;
   if (Error e = checkData(data_.test, "test")) return e;
   auto [trainIdx, valIdx] = splitValidation(data_.train.count, s_.validation, s_.seed);
@@ -255,7 +307,8 @@ Error Session::setUp() {
                           "the parameters and optimizer state of model '" + fwd_->name() + "' need",
                           memoryOwner(backend_)))
     return e;
-  if (o_.predictPath.empty())
+  // Generating text takes the data set's vocabulary.
+  if (o_.predictPath.empty() || o_.generate > 0)
     if (Error e = loadData()) return e;
   // Before anything a rank does differently with other options (a channel
   // made, a step planned) could leave another waiting.
@@ -286,7 +339,7 @@ Error Session::setUp() {
                                  "", ""}}))
     return e;
   if (Error e = broadcastParams()) return e;
-  if (!o_.predictPath.empty()) return Error::success();
+  if (predicting()) return Error::success();
   std::unique_ptr<Communicator> voteChannel;
   if (ranks() > 1) {
     auto dup = comm_.duplicate();
@@ -340,9 +393,9 @@ Error Session::checkRoomForTheRest() {
   }
   // The loaders of training and of an evaluation: a thread each, and the
   // batches each holds (two prepared, one being made, two staged).
-  int64_t sample = 1;
-  for (int64_t d : data_.train.sampleShape) sample *= d;
-  uint64_t batchBytes = uint64_t(s_.batch) * uint64_t(sample) * sizeof(float);
+  uint64_t sample = uint64_t(data_.train.sampleNumel()) * sizeof(float) +
+                    uint64_t(data_.train.labelsPerSample) * sizeof(int32_t);
+  uint64_t batchBytes = uint64_t(s_.batch) * sample;
   uint64_t loaders = o_.evalOnly ? 1 : 2;
   need.add(o_.evalOnly ? "the data loader's thread and batches" : "the data loaders' threads and batches",
            loaders * (threadStackBytes() + 5 * batchBytes));
@@ -352,8 +405,7 @@ Error Session::checkRoomForTheRest() {
 
 std::string Session::heldNote() const {
   uint64_t data = 0;
-  for (const Dataset *d : {&data_.train, &data_.test})
-    data += d->pixels.size() + d->labels.size() * sizeof(d->labels[0]);
+  for (const Dataset *d : {&data_.train, &data_.test}) data += d->bytes();
   return data ? formatBytes(data) + " of it for the data set" : "";
 }
 

@@ -3,6 +3,7 @@
 // checks, each epoch's record, schedule, early stopping and final accuracy.
 #include "runtime/train/Session.h"
 
+#include "passes/Losses.h"
 #include "runtime/train/Interrupt.h"
 #include "runtime/Threads.h"
 
@@ -118,7 +119,7 @@ RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, doubl
                                              : "It came from the resumed weights and the data: this "
                                                "run had made no update yet."),
                 RunStatus::TrainingFailed);
-  train.add(v, b.samples);
+  train.add(v, b.counted);
   bool warmUp = runSteps_ <= 5; // the first steps of a run are warm-up
   runTiming_.add(dt, b.globalSize, warmUp);
   epochTiming.add(dt, b.globalSize, warmUp);
@@ -134,9 +135,13 @@ Expected<EpochRecord> Session::epochRecord(int64_t epoch, const Totals &train,
   EpochRecord r;
   r.epoch = epoch + 1;
   r.add("steps", static_cast<double>(progress_.step));
-  r.add("train_loss", train.mean(0));
-  r.add("train_acc", train.mean(1));
-  for (size_t i = 1; i < metrics.size(); ++i) r.add("train_" + metrics[i], train.mean(i + 1));
+  // Each set's loss and metrics: "train_loss", "train_acc", "train_top5".
+  auto addSet = [&](const std::string &set, const Totals &t, const Dataset &d) {
+    r.add(set + "_loss", t.mean(0));
+    for (size_t i = 0; i < metrics.size(); ++i)
+      r.add(set + "_" + passes::metricLabel(metrics[i]), metricValue(t, i + 1, d));
+  };
+  addSet("train", train, data_.train);
   monitored = std::nan("");
   if (!valIdx_.empty()) {
     auto v = evaluate(valIdx_, data_.train);
@@ -147,9 +152,7 @@ Expected<EpochRecord> Session::epochRecord(int64_t epoch, const Totals &train,
   }
   auto t = evaluate({}, data_.test);
   if (!t) return t.takeError();
-  r.add("test_loss", t->mean(0));
-  r.add("test_acc", t->mean(1));
-  for (size_t i = 1; i < metrics.size(); ++i) r.add("test_" + metrics[i], t->mean(i + 1));
+  addSet("test", *t, data_.test);
   if (std::isnan(monitored)) monitored = t->mean(0);
   r.add("lr", lr_);
   r.add("seconds", nowSeconds() - started);
@@ -170,6 +173,7 @@ Expected<bool> Session::endEpoch(int64_t epoch, double monitored) {
 RunStatus Session::run() {
   if (Error e = setUp()) return fail(e.message());
   if (o_.evalOnly) return evalOnly();
+  if (o_.generate > 0) return generate();
   if (!o_.predictPath.empty()) return predict();
   StopBetweenSteps interrupts;
   StopContext stopping("; no checkpoint was written");
@@ -188,7 +192,8 @@ RunStatus Session::run() {
   out_ << "training " << fwd_->name() << " on " << data_.description;
   if (ranks() > 1) out_ << " with " << ranks() << " ranks";
   if (!valIdx_.empty())
-    out_ << " (" << valIdx_.size() << " training images held out for validation)";
+    out_ << " (" << valIdx_.size() << " training " << data_.train.noun
+         << " held out for validation)";
   int threads = threadCount();
   out_ << "; batch " << s_.batch << (ranks() > 1 ? " in all" : "");
   if (det_) out_ << " (deterministic: micro-batches of " << o_.microBatch << ")";
@@ -270,7 +275,8 @@ RunStatus Session::finish(double lastTestAcc) {
   out_.precision(2);
   out_ << 100 * lastTestAcc << "%";
   out_ << std::defaultfloat;
-  if (runTiming_.any()) out_ << " (" << formatRate(runTiming_.rate()) << " images/s in training)";
+  if (runTiming_.any())
+    out_ << " (" << formatRate(runTiming_.rate()) << " " << data_.train.noun << "/s in training)";
   out_ << "\n";
   if (profile_) {
     if (profile_->runs() == 0)

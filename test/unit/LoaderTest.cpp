@@ -388,21 +388,21 @@ TEST(SyntheticTest, Learnable) {
 
 TEST(SourcesTest, Names) {
   EXPECT_EQ(dataSourceNames(),
-            (std::vector<std::string>{"cifar10", "fashion_mnist", "imagenet", "mnist", "synthetic"}));
+            (std::vector<std::string>{"cifar10", "fashion_mnist", "imagenet", "mnist", "synthetic", "text"}));
 }
 
 TEST(SourcesTest, UnknownSource) {
   EXPECT_EQ(loadError({"fashion_mnst", {}}),
             "unknown data source 'fashion_mnst'; did you mean 'fashion_mnist'? (known data "
             "sources: "
-            "cifar10, fashion_mnist, imagenet, mnist, synthetic)");
+            "cifar10, fashion_mnist, imagenet, mnist, synthetic, text)");
   EXPECT_EQ(loadError({"coco", {}}),
             "unknown data source 'coco' (known data sources: cifar10, fashion_mnist, imagenet, "
-            "mnist, synthetic)");
+            "mnist, synthetic, text)");
   // The zoo's ImageNet models name imagenet(), which is declared but not read yet.
   EXPECT_EQ(loadError({"imagenet", {}}),
             "imagenet: dtnn cannot read ImageNet yet (its images are JPEG files); train with "
-            "--synthetic, or on a data set dtnn reads (cifar10, fashion_mnist, mnist)");
+            "--synthetic, or on a data set dtnn reads (cifar10, fashion_mnist, mnist, text)");
 }
 
 TEST(SourcesTest, UnknownArgument) {

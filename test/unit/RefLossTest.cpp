@@ -28,9 +28,9 @@ std::string lossIr(const std::string &op, const std::string &x, const std::strin
 
 // The IR of graph @f applying backward op `op` to (dy, x, y).
 std::string backwardIr(const std::string &op, const std::string &dy, const std::string &x,
-                       const std::string &y) {
+                       const std::string &y, const std::string &attrs = "") {
   return "graph @f(%dy: " + dy + ", %x: " + x + ", %y: " + y + ") -> " + x + " {\n  %0 = " + op +
-         " %dy, %x, %y : " + x + "\n  return %0\n}\n";
+         " %dy, %x, %y" + attrs + " : " + x + "\n  return %0\n}\n";
 }
 
 // A vector of tensors, which are move-only.
@@ -53,11 +53,12 @@ double runLoss(const std::string &op, TensorType xt, std::vector<double> x, Tens
 
 // Runs a backward op with scalar gradient dy and returns its result.
 std::vector<double> runBackward(const std::string &op, double dy, TensorType xt,
-                                std::vector<double> x, TensorType yt, std::vector<double> y) {
+                                std::vector<double> x, TensorType yt, std::vector<double> y,
+                                const std::string &attrs = "") {
   TensorType dyt(xt.dtype, {});
   std::vector<runtime::Tensor> in = tensors(makeTensor(dyt, {dy}), makeTensor(xt, std::move(x)));
   in.push_back(makeTensor(yt, std::move(y)));
-  auto out = runGraph(backwardIr(op, dyt.str(), xt.str(), yt.str()), in);
+  auto out = runGraph(backwardIr(op, dyt.str(), xt.str(), yt.str(), attrs), in);
   if (out.size() != 1) return {};
   return toDoubles(out[0]);
 }
@@ -107,6 +108,45 @@ TEST(RefLoss, InvalidLabelsGiveNaN) {
   ASSERT_EQ(dx.size(), 4u);
   EXPECT_FALSE(std::isnan(dx[0]));
   EXPECT_TRUE(std::isnan(dx[2]) && std::isnan(dx[3]));
+}
+
+TEST(RefLoss, IgnoreIndexLeavesRowsOut) {
+  // Rows of label -100 (the default ignore_index) count neither in the sum nor in the mean.
+  std::vector<double> logits = {1, 2, 3, 0, 0, 0, 3, 1, 2};
+  double row0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 3;
+  double row2 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 3;
+  EXPECT_NEAR(runLoss("softmax_cross_entropy", f64({3, 3}), logits, i32({3}), {2, -100, 0}),
+              (row0 + row2) / 2, 1e-14);
+  // An ignore_index inside [0, C) leaves its class's rows out.
+  EXPECT_NEAR(runLoss("softmax_cross_entropy", f64({3, 3}), logits, i32({3}), {2, 1, 1},
+                      " {ignore_index=1}"),
+              row0, 1e-14);
+  // A batch of nothing but padding has loss 0, not nan.
+  EXPECT_EQ(runLoss("softmax_cross_entropy", f64({2, 3}), {1, 2, 3, 4, 5, 6}, i32({2}),
+                    {-100, -100}),
+            0);
+  // The gradient: zero in the ignored row, the others over the 2 rows counted.
+  auto dx = runBackward("softmax_cross_entropy_backward", 1, f64({3, 3}), logits, i32({3}),
+                        {2, -100, 0});
+  ASSERT_EQ(dx.size(), 9u);
+  double s = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  EXPECT_NEAR(dx[2], (std::exp(3.0) / s - 1) / 2, 1e-14);
+  EXPECT_EQ(dx[3], 0);
+  EXPECT_EQ(dx[4], 0);
+  EXPECT_EQ(dx[5], 0);
+  EXPECT_NEAR(dx[6], (std::exp(3.0) / s - 1) / 2, 1e-14);
+  // nll_loss and its gradient, and accuracy, the same way.
+  std::vector<double> logp = {-0.5, -1.5, -0.1, -3.0};
+  EXPECT_DOUBLE_EQ(runLoss("nll_loss", f64({2, 2}), logp, i32({2}), {-100, 0}), 0.1);
+  auto dn = runBackward("nll_loss_backward", 1, f64({2, 2}), logp, i32({2}), {0, 1},
+                        " {ignore_index=0}");
+  EXPECT_EQ(dn, (std::vector<double>{0, 0, 0, -1}));
+  // Row 0 right, row 1 wrong, row 2 ignored: 1 of 2.
+  EXPECT_DOUBLE_EQ(runLoss("accuracy", f64({3, 2}), {1, 0, 1, 0, 0, 1}, i32({3}), {0, 1, -100}),
+                   0.5);
+  EXPECT_DOUBLE_EQ(
+      runLoss("accuracy", f64({3, 2}), {1, 0, 1, 0, 0, 1}, i32({3}), {0, 1, 1}, " {ignore_index=1}"),
+      1.0);
 }
 
 TEST(RefLoss, NllLoss) {
@@ -226,6 +266,7 @@ TEST(RefLoss, ResultTypes) {
   ASSERT_TRUE(def);
   std::vector<TensorType> operands = {f64({ir::kDynamic, 10}), i32({ir::kDynamic})};
   ir::AttrMap attrs;
+  attrs.set("ignore_index", int64_t{-100});
   ir::InferCtx ctx{operands, attrs, {}, {}};
   Error e = ir::inferResultTypes(*def, ctx);
   ASSERT_FALSE(e) << e.message();

@@ -102,21 +102,23 @@ TEST(RunSettings, Errors) {
             "exponential, multistep, reduce_on_plateau, step, warmup)");
   EXPECT_EQ(errorOf(config({{"data", std::string("coco")}})),
             "unknown data source 'coco' (known data sources: cifar10, fashion_mnist, imagenet, "
-            "mnist, synthetic)");
+            "mnist, synthetic, text)");
   // An argument is checked against the choice made, whatever the order of the entries.
   EXPECT_EQ(errorOf(config({{"schedule.gama", 0.5}, {"schedule", std::string("step")}})),
             "schedule 'step' has no argument 'gama'; did you mean 'gamma'? (arguments: "
             "step_size, gamma, warmup, warmup_start_factor)");
   EXPECT_EQ(errorOf(config({{"schedule.gamma", 0.5}})),
             "schedule 'constant' has no argument 'gamma' (arguments: warmup, warmup_start_factor)");
+  EXPECT_EQ(errorOf(config({{"loss", std::string("mse_loss")}, {"loss.weight", 1.0}})),
+            "loss 'mse_loss' takes no arguments, got 'weight'");
   EXPECT_EQ(errorOf(config({{"loss", std::string("nll_loss")}, {"loss.weight", 1.0}})),
-            "loss 'nll_loss' takes no arguments, got 'weight'");
+            "loss 'nll_loss' has no argument 'weight' (arguments: ignore_index)");
   EXPECT_EQ(errorOf(config({{"data", std::string("mnist")}, {"data.dir", int64_t{3}}})),
             "data source 'mnist' argument 'dir' must be a string, got 3");
   EXPECT_EQ(errorOf(config({{"early_stopping.patience", int64_t{3}}})),
             "train setting 'early_stopping.patience' is given without early_stopping");
   EXPECT_EQ(errorOf(config({{"metrics", std::string("accuracy,top0")}})),
-            "unknown metric 'top0' (known: accuracy, topK such as top5)");
+            "unknown metric 'top0' (known: accuracy, topK such as top5, bits_per_byte, perplexity)");
   EXPECT_EQ(errorOf(config({{"optimizer", std::string("sgd")}, {"optimizer.lr", -1.0}})),
             "the learning rate must be a positive number");
 }

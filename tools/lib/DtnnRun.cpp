@@ -59,7 +59,16 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"eval-only", "", "evaluate on the test set without training", false, cli::Agree::Value},
     {"predict", "FILE", "instead of training, compute the model's outputs for the input tensor "
                         "named like the model's input in FILE (safetensors)", false, cli::Agree::Presence},
-    {"predictions", "FILE", "where --predict writes the outputs (safetensors: 'output')"},
+    {"predictions", "FILE", "where --predict writes the outputs (safetensors: 'output'), or "
+                            "--generate the text"},
+    {"generate", "N", "instead of training, continue a prompt (--prompt TEXT, or the text of "
+                      "--predict FILE) with N tokens sampled from a model of token sequences, "
+                      "seeded by --seed, and print the text", false, cli::Agree::Value},
+    {"prompt", "TEXT", "the text --generate continues", false, cli::Agree::Value},
+    {"temperature", "T", "with --generate: sample from softmax(logits / T) (default 1; 0: the "
+                         "most likely token)", false, cli::Agree::Value},
+    {"top-k", "K", "with --generate: sample among the K most likely tokens (default: all)", false,
+     cli::Agree::Value},
     {"steps", "N", "stop after N training steps in all, then evaluate", false, cli::Agree::Value},
     {"no-progress", "", "print one line per epoch: no progress bar on a terminal, and no "
                         "progress lines otherwise"},
@@ -311,20 +320,29 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     return usageError(clash.message());
   if (args->has("data") && args->has("synthetic"))
     return usageError("--data and --synthetic exclude each other");
-  if (args->has("predict") != args->has("predictions"))
+  bool generating = args->has("generate");
+  if (!generating && args->has("predict") != args->has("predictions"))
     return usageError("--predict IN and --predictions OUT go together");
-  if (args->has("predict") && args->has("eval-only"))
-    return usageError("--predict and --eval-only exclude each other");
+  for (const char *flag : {"prompt", "temperature", "top-k"})
+    if (args->has(flag) && !generating)
+      return usageError(std::string("--") + flag + " needs --generate N");
+  if (generating && args->has("prompt") == args->has("predict"))
+    return usageError("--generate continues one prompt: give --prompt TEXT or --predict FILE");
+  if ((args->has("predict") || generating) && args->has("eval-only"))
+    return usageError(std::string(generating ? "--generate" : "--predict") +
+                      " and --eval-only exclude each other");
   // What only training uses would be ignored by a run that trains nothing.
-  for (const char *mode : {"eval-only", "predict"})
+  for (const char *mode : {"eval-only", "predict", "generate"})
     for (const char *flag : {"save", "steps", "lr", "epochs", "checkpoint-every", "validation",
                              "profile", "op-profile-out", "skip-comm", "deterministic",
                              "micro-batch", "sync-bn", "bucket-bytes", "net", "op-profile"})
       if (args->has(mode) && args->has(flag))
         return usageError(std::string("--") + mode + " trains nothing, so --" + flag +
                           " does not apply");
-  if (args->has("predict") && args->has("metrics"))
-    return usageError("--predict computes outputs and no metrics, so --metrics does not apply");
+  for (const char *mode : {"predict", "generate"})
+    if (args->has(mode) && args->has("metrics"))
+      return usageError(std::string("--") + mode +
+                        " computes outputs and no metrics, so --metrics does not apply");
   if (args->has("init-from") && args->has("resume"))
     return usageError("--init-from and --resume exclude each other: --resume continues a run, "
                       "weights and optimizer state; --init-from starts one from weights");
@@ -380,13 +398,13 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   // micro-batch; others reduce them in the train step, as the passes place it.
   // --predict runs the forward graph only, so a model of any output shape can.
   std::string pipeline = passes::trainPipeline(dp);
-  if (args->has("predict"))
+  if (args->has("predict") || generating)
     pipeline = "inference";
   else if (args->has("deterministic"))
     pipeline += ",split-train-step";
   else if (std::string d = passes::dataParallelPipeline(dp); !d.empty())
     pipeline += "," + d;
-  if (!args->has("predict")) pipeline += "," + passes::updatePipeline();
+  if (!args->has("predict") && !generating) pipeline += "," + passes::updatePipeline();
   if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
   if (Error e = pm.run(*module)) {
     std::cerr << ("dtnn-run: error: " + e.message() + "\n");
@@ -402,6 +420,21 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   ro.initFromPath = args->get("init-from");
   ro.predictPath = args->get("predict");
   ro.predictionsPath = args->get("predictions");
+  if (generating) {
+    if (Error msg = cli::readCount("--generate", args->get("generate"), 1, 1000000, ro.generate))
+      return usageError(msg.message());
+    ro.prompt = args->get("prompt");
+    ro.promptFromFile = args->has("predict");
+    if (args->has("top-k"))
+      if (Error msg = cli::readCount("--top-k", args->get("top-k"), 1, INT32_MAX, ro.sampling.topK))
+        return usageError(msg.message());
+    if (args->has("temperature")) {
+      const std::string &t = args->get("temperature");
+      if (t != "0" && !parsePositive(t, ro.sampling.temperature))
+        return usageError("--temperature expects 0 or a positive number, got '" + t + "'");
+      if (t == "0") ro.sampling.temperature = 0;
+    }
+  }
   // Open MPI gives each rank a pseudo-terminal whether mpirun writes to one or to a file, so
   // under a launcher the output is taken for a log: progress lines, no bar and its escapes.
   ro.progress = args->has("no-progress")                           ? runtime::ProgressMode::Off

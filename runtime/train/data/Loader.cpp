@@ -63,7 +63,9 @@ BatchLoader::BatchLoader(const Dataset &data, std::vector<int64_t> indices, Load
 
   const Normalization &norm = opts_.norm;
   assert(norm.mean.size() == norm.std.size() && "mean and std need one value per channel");
-  if (norm.mean.empty()) {
+  if (data_.tokenSamples) {
+    // Tokens are not normalized.
+  } else if (norm.mean.empty()) {
     lookup_.push_back(lookupTable(0.0f, 1.0f)); // Exactly v/255.
   } else {
     assert((norm.mean.size() == 1 || data_.sampleShape.empty() ||
@@ -135,16 +137,34 @@ void BatchLoader::makeBatch(int64_t b, Batch &out) const {
   out.samples = end - begin;
   out.offset = begin - first;
   if (begin == end) end = (begin = first) + 1; // a stand-in sample
-  int64_t channels = lookup_.size() > 1 ? int64_t(lookup_.size()) : 1;
-  int64_t channelNumel = sampleNumel_ / channels;
   out.size = end - begin;
-  out.images.resize(size_t(out.size * sampleNumel_));
-  out.labels.resize(size_t(out.size));
-  float *dst = out.images.data();
+  out.tokenInputs = data_.tokenSamples;
+  int64_t perSample = data_.labelsPerSample;
+  out.labels.resize(size_t(out.size * perSample));
+  out.counted = 0;
   for (int64_t j = 0; j < out.size; ++j) {
     int64_t sample = order_[size_t(begin + j)];
-    out.labels[j] = data_.labels[size_t(sample)];
-    const uint8_t *src = data_.pixels.data() + sample * sampleNumel_;
+    const int32_t *from = data_.labels.data() + sample * perSample;
+    std::copy(from, from + perSample, out.labels.begin() + j * perSample);
+    if (out.samples > 0)
+      out.counted += perSample - std::count(from, from + perSample, data_.ignoreIndex);
+  }
+  if (data_.tokenSamples) {
+    out.images.clear();
+    out.tokens.resize(size_t(out.size * sampleNumel_));
+    for (int64_t j = 0; j < out.size; ++j) {
+      const int32_t *from = data_.tokens.data() + order_[size_t(begin + j)] * sampleNumel_;
+      std::copy(from, from + sampleNumel_, out.tokens.begin() + j * sampleNumel_);
+    }
+    return;
+  }
+  int64_t channels = lookup_.size() > 1 ? int64_t(lookup_.size()) : 1;
+  int64_t channelNumel = sampleNumel_ / channels;
+  out.tokens.clear();
+  out.images.resize(size_t(out.size * sampleNumel_));
+  float *dst = out.images.data();
+  for (int64_t j = 0; j < out.size; ++j) {
+    const uint8_t *src = data_.pixels.data() + order_[size_t(begin + j)] * sampleNumel_;
     for (int64_t c = 0; c < channels; ++c) {
       const float *table = lookup_[size_t(c)].data();
       for (int64_t k = 0; k < channelNumel; ++k)

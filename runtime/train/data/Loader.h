@@ -1,5 +1,5 @@
-// Batches of normalized float images for training and evaluation, prepared on a background
-// thread while the caller works on the previous batch.
+// Batches for training and evaluation, prepared on a background thread while the caller works
+// on the previous batch: normalized float images, or token sequences as they are.
 #pragma once
 
 #include "runtime/train/data/Dataset.h"
@@ -21,19 +21,29 @@ struct Normalization {
   std::vector<float> mean, std;
 };
 
-// One batch: size samples back to back as floats, and their labels. In a
-// run over several ranks it is this rank's part of a global batch: `samples`
-// of the global batch's `globalSize` (its share of the step). A rank whose
-// part is empty gets one stand-in sample (the global batch's first) and
-// samples = 0, so that it still runs the step and joins its collectives
-// with weight 0.
+// One batch: size samples back to back, as floats (images) or i32 tokens, and their labels
+// (the data set's labelsPerSample each). In a run over several ranks it is this rank's part
+// of a global batch: `samples` of the global batch's `globalSize` (its share of the step). A
+// rank whose part is empty gets one stand-in sample (the global batch's first) and samples =
+// 0, so that it still runs the step and joins its collectives with weight 0.
 struct Batch {
   int64_t size = 0;
   int64_t samples = 0;
   int64_t globalSize = 0;
-  int64_t offset = 0; // of this rank's first sample in the global batch
+  int64_t offset = 0;  // of this rank's first sample in the global batch
+  int64_t counted = 0; // labels of the `samples` a loss counts (not the ignore index)
   std::vector<float> images;
+  std::vector<int32_t> tokens;
   std::vector<int32_t> labels;
+  bool tokenInputs = false; // the inputs are `tokens`, not `images`
+  // The inputs, and the bytes of one sample's.
+  const void *input() const {
+    return tokenInputs ? static_cast<const void *>(tokens.data()) : images.data();
+  }
+  size_t sampleBytes() const {
+    if (!size) return 0;
+    return tokenInputs ? tokens.size() / size * sizeof(int32_t) : images.size() / size * sizeof(float);
+  }
 };
 
 // How a BatchLoader walks its samples.

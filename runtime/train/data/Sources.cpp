@@ -11,11 +11,13 @@
 #include "runtime/train/data/Cifar.h"
 #include "runtime/train/data/Idx.h"
 #include "runtime/train/data/Synthetic.h"
+#include "runtime/train/data/Text.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 namespace dtnn {
 namespace {
@@ -51,6 +53,12 @@ std::string shapeStr(const std::vector<int64_t> &shape) {
 
 // Describes the sizes of splits; the caller adds where they came from.
 std::string describe(const Source &src, const DataSplits &s) {
+  if (s.train.tokenSamples)
+    return std::string(src.name) + ": " + std::to_string(s.train.count) + " train, " +
+           std::to_string(s.test.count) + " held-out sequences of " +
+           std::to_string(s.train.sampleShape[0]) + " " +
+           (s.train.vocab.bytes() ? "bytes" : "characters of " +
+                                                  std::to_string(s.train.numClasses));
   return std::string(src.name) + ": " + std::to_string(s.train.count) + " train, " +
          std::to_string(s.test.count) + " test samples of " + shapeStr(s.train.sampleShape) +
          ", " + std::to_string(s.train.numClasses) + " classes";
@@ -145,6 +153,52 @@ Expected<DataSplits> loadCifar10(const Source &src, const DataSpec &spec, const 
     *set = std::move(*data);
   }
   s.description = describe(src, s) + ", from " + *root;
+  return s;
+}
+
+// The text of the folder or file `dir` (or the `dir` argument, or the default) as a language
+// model's data: byte or character tokens, the last `held_out` of the bytes held out (as
+// bench/char_trigram.py splits them), cut into sequences of `seq_len` tokens. The training
+// sequences are whole; the held-out ones cover every held-out token once, the last padded.
+Expected<DataSplits> loadText(const Source &src, const DataSpec &spec, const std::string &dir,
+                              uint64_t) {
+  std::string name = src.name;
+  std::string path = dir.empty() ? getArg<std::string>(spec, "dir", src.defaultDir) : dir;
+  std::string level = getArg<std::string>(spec, "level", "byte");
+  double heldOut = getArg<double>(spec, "held_out", 0.05);
+  int64_t seqLen = getArg<int64_t>(spec, "seq_len", 0);
+  if (level != "byte" && level != "char")
+    return Error::make(name + ": 'level' must be \"byte\" or \"char\", got \"" + level + "\"");
+  if (!(heldOut > 0 && heldOut < 1))
+    return Error::make(name + ": 'held_out' must be a fraction in (0, 1), got " +
+                       ir::attrValueStr(heldOut));
+  if (seqLen < 1)
+    return Error::make(name + ": 'seq_len' must be positive, got " + std::to_string(seqLen) +
+                       " (a model taking i32[N, T] sets it to T)");
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return Error::make(name + ": " + path + " does not exist; " + src.hint);
+  std::vector<std::string> files;
+  Expected<std::string> text = readTextCorpus(path, files);
+  if (!text) return Error::make(name + ": " + text.error().message() + "; " + src.hint);
+  Vocabulary vocab = makeVocabulary(*text, level == "char");
+  size_t held = size_t(double(text->size()) * heldOut), cut = text->size() - held;
+  DataSplits s;
+  for (auto [set, part, pad] : {std::tuple{&s.train, text->substr(0, cut), false},
+                                std::tuple{&s.test, text->substr(cut), true}}) {
+    std::vector<uint8_t> lengths;
+    auto tokens = tokenize(part, vocab, &lengths);
+    if (!tokens) return Error::make(name + ": " + tokens.error().message());
+    *set = makeSequences(*tokens, lengths, seqLen, pad, vocab, -100);
+    if (set->count == 0)
+      return Error::make(name + ": the " + (pad ? "held-out" : "training") + " split of " + path +
+                         " has " + std::to_string(tokens->size()) +
+                         (tokens->size() == 1 ? " token" : " tokens") + ", too few for one " +
+                         "sequence of " + std::to_string(seqLen) + " and its next token");
+  }
+  s.description = describe(src, s) + ", from " + std::to_string(files.size()) +
+                  (files.size() == 1 ? " file (" : " files (") + std::to_string(text->size()) +
+                  " bytes) of " + path + ", the last " + std::to_string(held) + " bytes held out";
   return s;
 }
 
@@ -252,6 +306,13 @@ Error registerBuiltinDataSources() {
        {{"classes", K::Int}, {"shape", K::Ints}, {"test_size", K::Int}, {"train_size", K::Int}},
        "random images whose class is learnable, chosen by the seed", loadSynthetic,
        {{0.5f}, {0.5f}}, "", ""},
+      {"text",
+       {{"dir", K::String}, {"level", K::String}, {"seq_len", K::Int}, {"held_out", K::Float}},
+       "the text files of a folder as byte or char (level) tokens, in sequences of seq_len (the "
+       "model's) with the last held_out (0.05) held out",
+       loadText, {}, "/usr/share/games/fortunes",
+       "install the Debian package fortunes, or pass --data naming a folder of text files or "
+       "one file"},
   };
   for (const Source &src : table) {
     DataSourceDef def{src.name, src.args, src.summary,
@@ -287,5 +348,11 @@ Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint
 }
 
 std::vector<std::string> dataSourceNames() { return registry().names(); }
+
+bool dataSourceTakes(const std::string &source, const std::string &arg) {
+  const DataSourceDef *src = registry().find(source);
+  return src && std::any_of(src->args.begin(), src->args.end(),
+                            [&](const ir::ChoiceArg &a) { return a.name == arg; });
+}
 
 } // namespace dtnn

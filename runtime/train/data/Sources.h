@@ -62,4 +62,7 @@ Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint
 // Names of the known sources, sorted.
 std::vector<std::string> dataSourceNames();
 
+// Whether source `source` takes argument `arg` (a text source's seq_len).
+bool dataSourceTakes(const std::string &source, const std::string &arg);
+
 } // namespace dtnn
