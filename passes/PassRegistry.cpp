@@ -24,6 +24,7 @@ std::unique_ptr<Pass> createSplitTrainStepPass();
 std::unique_ptr<Pass> createFuseElementwisePass();
 std::unique_ptr<Pass> createFuseUpdatesPass();
 std::unique_ptr<Pass> createDecomposeBatchNormPass();
+std::unique_ptr<Pass> createFoldSliceGradientsPass();
 
 namespace {
 
@@ -61,7 +62,7 @@ Error registerBuiltinPasses() {
         createFuseResidualAddPass, createAutodiffPass, createInsertAllreducePass,
         createBucketAllreducePass, createScheduleCommPass, createSyncBatchNormPass,
         createSplitTrainStepPass, createDecomposeBatchNormPass, createFuseElementwisePass,
-        createFuseUpdatesPass})
+        createFuseUpdatesPass, createFoldSliceGradientsPass})
     if (Error e = registerPass(create, ir::kBuiltinOrigin)) return e;
   return Error::success();
 }

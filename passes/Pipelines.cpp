@@ -15,7 +15,8 @@ const std::vector<Pipeline> &builtinPipelines() {
       // folding and the fusion it enables serve the eval step.
       {"train", "Builds the train and eval steps: `dtnnc compile --emit=train-ir`, dtnn-run.",
        {"shape-infer", "repeat(canonicalize,cse,dce)", "fuse-activation", "fuse-residual-add",
-        "autodiff", "fold-batchnorm", "fuse-activation", "fuse-residual-add", "repeat(cse,dce)",
+        "autodiff", "fold-slice-gradients", "fold-batchnorm", "fuse-activation",
+        "fuse-residual-add", "repeat(cse,dce)",
         "decompose-batchnorm", "fuse-elementwise"}},
   };
   return pipelines;
