@@ -68,6 +68,8 @@ import subprocess
 import sys
 import time
 
+from char_trigram import read_corpus  # the same corpus, read the same way
+
 VOCAB = 256
 
 
@@ -76,18 +78,6 @@ def usable_cores():
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
-
-
-def read_corpus(folder):
-    # bench/char_trigram.py's corpus, exactly.
-    names = sorted(n for n in os.listdir(folder)
-                   if not n.endswith((".dat", ".u8")) and
-                   os.path.isfile(os.path.join(folder, n)) and
-                   not os.path.islink(os.path.join(folder, n)))
-    if not names:
-        sys.exit(f"gpt_pytorch.py: {folder} holds no text files")
-    data = b"".join(open(os.path.join(folder, n), "rb").read() for n in names)
-    return names, data
 
 
 def expected_params(a):
