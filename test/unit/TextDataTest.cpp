@@ -132,6 +132,9 @@ TEST_F(TextDataTest, Errors) {
                               "text files or one file");
   writeFile(path("short"), std::string(30, 'x'));
   EXPECT_EQ(loadError(4, "word"), "text: 'level' must be \"byte\" or \"char\", got \"word\"");
+  auto all = load(4, "byte", 1.0);
+  ASSERT_FALSE(all);
+  EXPECT_EQ(all.error().message(), "text: 'held_out' must be a fraction in (0, 1), got 1.0");
   EXPECT_EQ(loadError(0), "text: 'seq_len' must be positive, got 0 (a model taking i32[N, T] "
                           "sets it to T)");
   // 30 bytes hold out 1, which is no sequence of 4 and its next token.
