@@ -57,8 +57,9 @@ std::string describe(const Source &src, const DataSplits &s) {
     return std::string(src.name) + ": " + std::to_string(s.train.count) + " train, " +
            std::to_string(s.test.count) + " held-out sequences of " +
            std::to_string(s.train.sampleShape[0]) + " " +
-           (s.train.vocab.bytes() ? "bytes" : "characters of " +
-                                                  std::to_string(s.train.numClasses));
+           (s.train.vocab.bytes() ? "bytes"
+                                  : "characters (a vocabulary of " +
+                                        std::to_string(s.train.numClasses) + ")");
   return std::string(src.name) + ": " + std::to_string(s.train.count) + " train, " +
          std::to_string(s.test.count) + " test samples of " + shapeStr(s.train.sampleShape) +
          ", " + std::to_string(s.train.numClasses) + " classes";
