@@ -135,7 +135,7 @@ Expected<EpochRecord> Session::epochRecord(int64_t epoch, const Totals &train,
   EpochRecord r;
   r.epoch = epoch + 1;
   r.add("steps", static_cast<double>(progress_.step));
-  // Each set's loss and metrics: "train_loss", "train_acc", "train_top5".
+  // Each set's loss and metrics: "train_loss", "train_acc", "train_top5"; "val_", "test_".
   auto addSet = [&](const std::string &set, const Totals &t, const Dataset &d) {
     r.add(set + "_loss", t.mean(0));
     for (size_t i = 0; i < metrics.size(); ++i)
@@ -146,8 +146,7 @@ Expected<EpochRecord> Session::epochRecord(int64_t epoch, const Totals &train,
   if (!valIdx_.empty()) {
     auto v = evaluate(valIdx_, data_.train);
     if (!v) return v.takeError();
-    r.add("val_loss", v->mean(0));
-    r.add("val_acc", v->mean(1));
+    addSet("val", *v, data_.train);
     monitored = v->mean(0);
   }
   auto t = evaluate({}, data_.test);
