@@ -45,6 +45,10 @@ public:
     auto v = get(name, AttrKind::Int, dflt.has_value(), "an integer");
     return v ? std::get<int64_t>(*v) : dflt.value_or(0);
   }
+  bool boolean(const std::string &name, bool dflt) {
+    auto v = get(name, AttrKind::Bool, true, "true or false");
+    return v ? std::get<bool>(*v) : dflt;
+  }
   std::vector<int64_t> integers(const std::string &name) {
     auto v = get(name, AttrKind::Ints, false, "a list of integers");
     return v ? std::get<std::vector<int64_t>>(*v) : std::vector<int64_t>{};
@@ -86,6 +90,20 @@ public:
 
 private:
   std::function<double(int64_t)> fn_;
+};
+
+// A schedule whose rate follows the fraction of epochs done, step by step: epoch e's step s of
+// n is at e + s / n.
+class ProgressSchedule : public LrSchedule {
+public:
+  explicit ProgressSchedule(std::function<double(double)> fn) : fn_(std::move(fn)) {}
+  double lr(int64_t epoch, int64_t step, int64_t stepsPerEpoch) const override {
+    double within = double(std::max<int64_t>(step, 0)) / double(std::max<int64_t>(stepsPerEpoch, 1));
+    return fn_(double(std::max<int64_t>(epoch, 0)) + within);
+  }
+
+private:
+  std::function<double(double)> fn_;
 };
 
 std::optional<double> parseDouble(const std::string &s) {
@@ -233,16 +251,20 @@ Error registerBuiltinSchedules() {
       {"constant", {}, "a constant rate",
        withReader([](ArgReader &, double base, int64_t) { return constant(base); }),
        true},
-      {"cosine", {{"t_max", K::Int}, {"eta_min", K::Float}}, "cosine annealing to eta_min",
+      {"cosine", {{"t_max", K::Int}, {"eta_min", K::Float}, {"per_step", K::Bool}},
+       "cosine annealing to eta_min, each epoch or (per_step) each step",
        withReader([](ArgReader &r, double base, int64_t epochs) -> Built {
          int64_t tMax = r.integer("t_max", std::max<int64_t>(epochs, 1));
          double etaMin = r.number("eta_min", 0.0);
+         bool perStep = r.boolean("per_step", false);
          r.check(tMax >= 1, "t_max must be at least 1, got " + std::to_string(tMax));
          r.check(etaMin >= 0, "eta_min must be >= 0, got " + formatDouble(etaMin));
-         return std::make_unique<EpochSchedule>([=](int64_t e) {
-           double c = std::cos(std::numbers::pi * double(e) / double(tMax));
+         auto rate = [=](double e) {
+           double c = std::cos(std::numbers::pi * e / double(tMax));
            return etaMin + (base - etaMin) * (1.0 + c) / 2.0;
-         });
+         };
+         if (perStep) return std::make_unique<ProgressSchedule>(rate);
+         return std::make_unique<EpochSchedule>([=](int64_t e) { return rate(double(e)); });
        })},
       {"exponential", {{"gamma", K::Float}}, "multiply by gamma every epoch",
        withReader([](ArgReader &r, double base, int64_t) -> Built {

@@ -52,7 +52,8 @@ public:
 //   step(step_size, gamma=0.1)                lr = base * gamma^(epoch / step_size)
 //   multistep(milestones, gamma=0.1)          lr = base * gamma^(milestones <= epoch)
 //   exponential(gamma)                        lr = base * gamma^epoch
-//   cosine(t_max=epochs-warmup, eta_min=0)    CosineAnnealingLR's closed form
+//   cosine(t_max=epochs-warmup, eta_min=0)    CosineAnnealingLR's closed form; per_step=true
+//                                             takes epoch e's step s of n at e + s / n
 //   warmup(epochs=5, start_factor=0.1)        linear warm-up, then constant
 //   reduce_on_plateau(factor=0.1, patience=10, threshold=1e-4, min_lr=0)
 //     PyTorch's ReduceLROnPlateau in mode 'min' with a relative threshold:

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <numbers>
+
 using namespace dtnn;
 using namespace dtnn::runtime;
 using ir::AttrMap;
@@ -93,6 +96,24 @@ TEST(Schedule, Cosine) {
   EXPECT_NEAR(at(*d, 20), 0.0, 1e-15);
   // An integer eta_min reads as a number.
   EXPECT_DOUBLE_EQ(at(*make("cosine", args({{"eta_min", int64_t(0)}}), 1.0, 4), 2), 0.5);
+}
+
+TEST(Schedule, CosinePerStep) {
+  // per_step: epoch e's step s of n is at e + s / n, so the rate falls within an epoch.
+  auto s = make("cosine", args({{"t_max", int64_t(2)}, {"per_step", true}}), 1.0);
+  EXPECT_EQ(s->lr(0, 0, 4), 1.0);
+  EXPECT_DOUBLE_EQ(s->lr(0, 2, 4), (1 + std::cos(std::numbers::pi / 4)) / 2);
+  EXPECT_DOUBLE_EQ(s->lr(1, 0, 4), 0.5);
+  EXPECT_DOUBLE_EQ(s->lr(1, 3, 4), (1 + std::cos(std::numbers::pi * 1.75 / 2)) / 2);
+  // Without it the rate holds for a whole epoch.
+  auto e = make("cosine", args({{"t_max", int64_t(2)}, {"per_step", false}}), 1.0);
+  EXPECT_EQ(e->lr(0, 2, 4), 1.0);
+  // After a warm-up, step by step from the warm-up's end.
+  auto w = make("cosine", args({{"warmup", int64_t(1)}, {"per_step", true}}), 1.0, 3);
+  EXPECT_EQ(w->lr(1, 0, 4), 1.0);
+  EXPECT_DOUBLE_EQ(w->lr(1, 2, 4), (1 + std::cos(std::numbers::pi * 0.5 / 2)) / 2);
+  EXPECT_EQ(errorOf("cosine", args({{"per_step", int64_t(1)}})),
+            "schedule 'cosine' argument 'per_step' must be true or false, got 1");
 }
 
 TEST(Schedule, WarmupRampsPerStep) {
