@@ -5,6 +5,7 @@
 #include "runtime/train/Session.h"
 
 #include "ir/Files.h"
+#include "ir/SourceFile.h"
 #include "runtime/train/Interrupt.h"
 #include "runtime/train/data/Text.h"
 
@@ -17,12 +18,6 @@ namespace {
 
 // The stream of the seed that draws sampled tokens, apart from the data's and the weights'.
 constexpr uint64_t kSampleStream = 0x73616d706c65ull;
-
-// Reads a whole prompt file.
-Expected<std::string> readPrompt(const std::string &path) {
-  std::vector<std::string> files;
-  return readTextCorpus(path, files);
-}
 
 } // namespace
 
@@ -37,7 +32,7 @@ RunStatus Session::generate() {
   const Vocabulary &vocab = data_.train.vocab;
   std::string prompt = o_.prompt;
   if (o_.promptFromFile) {
-    auto text = readPrompt(o_.predictPath);
+    auto text = readSourceFile(o_.predictPath, "prompt file");
     if (!text) return fail("--predict: " + text.error().message());
     prompt = *text;
   }

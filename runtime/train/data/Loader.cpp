@@ -58,8 +58,7 @@ BatchLoader::BatchLoader(const Dataset &data, std::vector<int64_t> indices, Load
   }
   for ([[maybe_unused]] int64_t i : indices_)
     assert(i >= 0 && i < data_.count && "sample index out of range");
-  for (int64_t d : data_.sampleShape)
-    sampleNumel_ *= d;
+  sampleNumel_ = data_.sampleNumel();
 
   const Normalization &norm = opts_.norm;
   assert(norm.mean.size() == norm.std.size() && "mean and std need one value per channel");

@@ -176,9 +176,6 @@ Expected<DataSplits> loadText(const Source &src, const DataSpec &spec, const std
   if (seqLen < 1)
     return Error::make(name + ": 'seq_len' must be positive, got " + std::to_string(seqLen) +
                        " (a model taking i32[N, T] sets it to T)");
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return Error::make(name + ": " + path + " does not exist; " + src.hint);
   std::vector<std::string> files;
   Expected<std::string> text = readTextCorpus(path, files);
   if (!text) return Error::make(name + ": " + text.error().message() + "; " + src.hint);

@@ -7,8 +7,6 @@
 #include "ir/Files.h"
 #include "runtime/HostMemory.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -39,8 +37,8 @@ size_t decode(const std::string &text, size_t i, uint32_t &cp) {
   uint8_t b = byte(i);
   cp = b;
   if (b < 0x80) return 1;
-  size_t len = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b < 0xE0 ? 2 : 0;
-  if (b > 0xF4) len = 0;
+  // The length a lead byte announces; 0 for a byte that leads no sequence.
+  size_t len = b < 0xC2 ? 0 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : b <= 0xF4 ? 4 : 0;
   uint32_t v = len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
   bool ok = len > 0 && i + len <= text.size();
   for (size_t k = 1; ok && k < len; ++k) {
