@@ -56,6 +56,7 @@ std::vector<std::string> metricNames(const std::string &text) {
 
 // The field of a Choice setting; null for early_stopping, which is optional.
 SettingCall *callOf(RunSettings &s, const std::string &key) {
+  if (key == "augment") return &s.augment;
   if (key == "optimizer") return &s.optimizer;
   if (key == "loss") return &s.loss;
   if (key == "data") return &s.data;
@@ -69,6 +70,8 @@ SettingCall *callOf(RunSettings &s, const std::string &key) {
 const std::vector<RunSettingDef> &runSettingDefs() {
   using K = SettingKind;
   static const std::vector<RunSettingDef> defs = {
+      {"augment", K::Choice, "the augmentation of training images", 0, "augment", "NAME",
+       "augmentation", {"augment"}},
       {"batch", K::Count, "samples per step (over all ranks)", 1, "batch", "N"},
       {"checkpoint_every", K::Count, "with --save, also save every N epochs", 0,
        "checkpoint-every", "N"},

@@ -69,6 +69,7 @@ struct RunSettings {
   SettingCall optimizer{defaultSettingChoice("optimizer"), {}};
   SettingCall loss{defaultSettingChoice("loss"), {}};
   SettingCall data{defaultSettingChoice("data"), {}};
+  SettingCall augment{defaultSettingChoice("augment"), {}};
   SettingCall schedule{defaultSettingChoice("schedule"), {}};
   // Read by the compiler, which builds the layers (frontend/Frontend.cpp).
   SettingCall initDefaults{defaultSettingChoice("init_defaults"), {}};

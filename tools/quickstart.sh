@@ -31,6 +31,7 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  libjpeg62-turbo-dev libpng-dev libturbojpeg0-dev
   dataset-fashion-mnist fortunes
   clang libclang-rt-14-dev
 )

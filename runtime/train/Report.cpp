@@ -46,7 +46,7 @@ int64_t peakRssBytes() {
 }
 
 void ProgressBar::update(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss,
-                         double imagesPerSecond) {
+                         double imagesPerSecond, double dataWait) {
   if (mode_ == ProgressMode::Off) return;
   double now = nowSeconds();
   if (epoch != epoch_) {
@@ -73,6 +73,7 @@ void ProgressBar::update(int64_t epoch, int64_t epochs, int64_t step, int64_t st
   }
   line << " loss " << std::fixed << std::setprecision(4) << loss;
   if (imagesPerSecond > 0) line << " " << formatRate(imagesPerSecond) << " img/s";
+  if (dataWait >= 0.01) line << ", " << int(std::lround(dataWait * 100)) << "% waiting for data";
   if (!left.empty()) line << (mode_ == ProgressMode::Bar ? " " : ", ") << left;
   if (mode_ == ProgressMode::Bar) {
     line << "\033[K";
@@ -111,7 +112,7 @@ std::string formatRate(double v) {
 
 std::string recordValue(const std::string &k, double v) {
   std::ostringstream os;
-  if (k.ends_with("_acc") || k.find("_top") != std::string::npos)
+  if (k.ends_with("_acc") || k.find("_top") != std::string::npos || k == "data_wait")
     os << std::fixed << std::setprecision(2) << 100 * v << "%";
   else if (k == "seconds")
     os << std::fixed << std::setprecision(1) << v;

@@ -41,8 +41,9 @@ class ProgressBar {
 public:
   ProgressBar(std::ostream &os, ProgressMode mode, double lineSeconds = 30)
       : os_(os), mode_(mode), lineSeconds_(lineSeconds) {}
+  // dataWait: the share of the step time spent waiting for data, shown from 1%.
   void update(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss,
-              double imagesPerSecond);
+              double imagesPerSecond, double dataWait = 0);
   // Erases the bar before other output.
   void clear();
 

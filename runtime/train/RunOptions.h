@@ -48,7 +48,8 @@ struct RunOptions {
   SamplingOptions sampling;
   ProgressMode progress = ProgressMode::Off; // how a running epoch shows its progress
   double progressSeconds = 30;               // the interval of ProgressMode::Lines
-  bool prefetch = true;       // load batches on a background thread
+  bool prefetch = true;       // load batches on background threads
+  int dataWorkers = 0;        // threads preparing batches of image files; 0: chosen by the run
   bool profile = false;       // time every op of the train step and print a table
   // The ranks of a data-parallel run (null: this process alone). Each rank
   // trains on its part of every global batch; rank 0 alone prints to `out`,

@@ -35,8 +35,13 @@ inline double nowSeconds() {
 // address until its run returns: the copy reads from it. One destroyed
 // before it ran (a run that stops early) is withdrawn from its executor
 // once the copy is done.
+// Class names as a checkpoint stores them, one a line; "" when there are none, or a name is not
+// valid UTF-8 or holds a line break.
+std::string classList(const std::vector<std::string> &names);
+
 struct StagedBatch {
   Batch batch;
+  double dataWait = 0; // seconds the loader kept the run waiting for this batch
   float lr = 0;
   int64_t step = 0;
   Executor *exec = nullptr;
@@ -53,12 +58,16 @@ struct StagedBatch {
 // The steps after a run's warm-up measure its speed; a run or an epoch that ends within the
 // warm-up is measured by its warm-up steps instead, so that a rate is never missing.
 struct Timing {
-  double seconds[2] = {0, 0}; // warm-up steps, steps after
+  double seconds[2] = {0, 0}; // warm-up steps, steps after (waits for data included)
   int64_t samples[2] = {0, 0};
-  void add(double dt, int64_t n, bool warmUp = false) {
+  double dataWait = 0;        // of the steps after warm-up: seconds spent waiting for data
+  void add(double dt, int64_t n, bool warmUp = false, double wait = 0) {
     seconds[!warmUp] += dt;
     samples[!warmUp] += n;
+    if (!warmUp) dataWait += wait;
   }
+  // The share of the steps' time spent waiting for data (after warm-up).
+  double dataWaitShare() const { return seconds[1] > 0 ? dataWait / seconds[1] : 0; }
   bool any() const { return samples[0] + samples[1] > 0; }
   double rate() const {
     int k = samples[1] > 0 ? 1 : 0;
@@ -126,7 +135,8 @@ private:
   // Counts a step that ran on `b` with outputs `v` in `dt` seconds: progress,
   // the loss check, totals, timing and the progress bar.
   RunStatus countStep(const Batch &b, const std::vector<double> &v, double dt,
-                      int64_t stepsPerEpoch, Totals &train, Timing &epochTiming);
+                      int64_t stepsPerEpoch, Totals &train, Timing &epochTiming,
+                      double dataWait = 0);
   // Evaluates and collects the epoch's figures; sets the monitored loss.
   Expected<EpochRecord> epochRecord(int64_t epoch, const Totals &train, const Timing &timing,
                                     double started, double &monitored);
@@ -147,6 +157,10 @@ private:
   // Runs the forward graph (inference: running statistics, no dropout) on the input tensor of
   // --predict and writes its outputs to --predictions.
   RunStatus predict();
+  // --predict with an image file or a folder of images: each image as evaluation sees it (the
+  // data source's resize, centre crop and normalization), and its five likeliest classes, named
+  // by the class map of the checkpoint the weights came from.
+  RunStatus predictImages();
   // Samples --generate tokens after the prompt from the forward graph of a model of token
   // sequences, and prints the prompt and what follows it (also to --predictions).
   RunStatus generate();
@@ -161,6 +175,9 @@ private:
   Error findGraphs();
   Error loadData();
   Error checkData(const Dataset &d, const std::string &which);
+  // Makes the transforms of training and evaluation samples (the augment setting; image files
+  // resized to the model's input) and chooses the data workers.
+  Error setUpTransforms();
   // Checks the labels of `d`, one per sample or one per position of the model's prediction.
   Error checkLabels(const Dataset &d, const std::string &which);
   // What run reports for metric i (0 the loss) of totals `t` over data set `d`.
@@ -175,6 +192,8 @@ private:
   // Runs a staged batch and reads the graph's scalar outputs.
   Expected<std::vector<double>> runStaged(StagedBatch &b);
   Expected<Totals> evaluate(const std::vector<int64_t> &indices, const Dataset &d);
+  // Warns of the images of `set` the log holds beyond the `reported` ones, and counts them.
+  void warnBadImages(const BadImageLog &log, int64_t &reported, const char *set);
   Error saveState(const std::string &path);
   // Fails early when a checkpoint could not be written (a missing or read-only folder, a FIFO
   // nobody reads, a name too long).
@@ -238,6 +257,9 @@ private:
   DataSplits data_;
   std::string dataName_; // the data source, for messages
   std::vector<int64_t> trainIdx_, valIdx_;
+  ImageTransform trainTransform_, evalTransform_;
+  int64_t evalBadImages_[2] = {0, 0}; // the most unreadable images a test, validation pass met
+  int dataWorkers_ = 1;
   std::unique_ptr<LrSchedule> schedule_;
   std::optional<EarlyStopping> early_;
   Progress progress_;

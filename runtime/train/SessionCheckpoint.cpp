@@ -1,6 +1,7 @@
 // Checkpoints of a run: their paths and folder, writing the training state, and
 // the checkpoint written when a signal interrupts the run.
 #include "runtime/train/Session.h"
+#include "ir/Diagnostics.h"
 
 #include "ir/Files.h"
 #include "ir/Output.h"
@@ -44,6 +45,20 @@ Error Session::checkOutputsAreNoInputs() const {
   return Error::success();
 }
 
+std::string classList(const std::vector<std::string> &names) {
+  std::string list;
+  for (const std::string &n : names) {
+    // Names stored must be valid UTF-8 without line breaks; a folder name may be neither.
+    for (size_t i = 0; i < n.size();) {
+      size_t len = utf8SequenceLength(n, i);
+      if (len == 0 || n[i] == '\n') return "";
+      i += len;
+    }
+    list += (list.empty() ? "" : "\n") + n;
+  }
+  return list;
+}
+
 Error Session::saveState(const std::string &path) {
   if (!leader()) return Error::success();
   DeclaredWork writing("writing the checkpoint '" + path + "'");
@@ -55,6 +70,8 @@ Error Session::saveState(const std::string &path) {
                                              {"batch", std::to_string(s_.batch)},
                                              {"train_samples", std::to_string(trainIdx_.size())}};
   for (const auto &[k, v] : schedule_->state()) meta["schedule." + k] = v;
+  // The class map, so that predictions name the classes: one name a line, in label order.
+  if (std::string names = classList(data_.train.classNames); !names.empty()) meta["classes"] = names;
   if (early_)
     for (const auto &[k, v] : early_->state()) meta["early_stopping." + k] = v;
   return saveTrainState(path, fwd_->name(), runner_->params(), progress_, meta);

@@ -11,7 +11,11 @@ namespace dtnn::runtime::session {
 Expected<std::unique_ptr<StagedBatch>> Session::stage(BatchLoader &loader, const ir::Graph &g,
                                                       bool training, int64_t ahead) {
   auto b = std::make_unique<StagedBatch>();
-  if (!loader.next(b->batch)) return std::unique_ptr<StagedBatch>();
+  if (!loader.next(b->batch)) {
+    if (Error e = loader.takeError()) return e;
+    return std::unique_ptr<StagedBatch>();
+  }
+  b->dataWait = loader.takeWaitSeconds();
   auto exec = runner_->executor(g, b->batch.size);
   if (!exec) return exec.takeError();
   b->exec = *exec;
@@ -25,6 +29,19 @@ Expected<std::unique_ptr<StagedBatch>> Session::stage(BatchLoader &loader, const
   }
   b->exec->stageInputs(data);
   return b;
+}
+
+void Session::warnBadImages(const BadImageLog &log, int64_t &reported, const char *set) {
+  int64_t n = log.count();
+  if (n <= reported) return;
+  bar_.clear();
+  err_ << ("dtnn-run: " + (ranks() > 1 ? "rank " + std::to_string(rank()) + ": " : "") +
+           "warning: " + std::to_string(n - reported) + " " + set + " image" +
+           (n - reported == 1 ? "" : "s") + " could not be read and " +
+           (n - reported == 1 ? "was" : "were") + " replaced by the next readable one (the first: " +
+           log.first() + ")\n")
+       << std::flush;
+  reported = n;
 }
 
 Expected<std::vector<double>> Session::runStaged(StagedBatch &b) {
@@ -55,6 +72,13 @@ Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Da
     t.add(*v, cur->batch.counted);
   }
   if (!next) return next.takeError();
+  // Each evaluation meets the same unreadable files: warn when one meets more than before.
+  int64_t &most = evalBadImages_[&d == &data_.test ? 0 : 1];
+  if (loader.badImages().count() > most) {
+    int64_t reported = most;
+    warnBadImages(loader.badImages(), reported, &d == &data_.test ? "test" : "validation");
+    most = reported;
+  }
   if (Error e = t.reduce(comm_, eval_->outputs().size())) return e;
   if (Error e = t.timing.slowestOf(comm_)) return e;
   return t;
@@ -89,6 +113,7 @@ RunStatus Session::evalOnly() {
 RunStatus Session::predict() {
   StopContext stopping("while computing the outputs of --predict; nothing was written to " +
                        o_.predictionsPath);
+  if (namesImages(o_.predictPath)) return predictImages();
   auto in = loadCheckpoint(o_.predictPath);
   if (!in) return fail(in.error().message());
   const ir::Value *x = fwd_->inputs()[0];

@@ -1,6 +1,9 @@
 // Preparing a run: the graphs, the data, the parameters (initialized, resumed or
 // taken from --init-from, the same on every rank) and the deterministic stepper.
 #include "runtime/train/Session.h"
+#include "runtime/train/data/Augmentations.h"
+
+#include <sched.h>
 
 #include "ir/Printer.h"
 #include "passes/Losses.h"
@@ -134,6 +137,7 @@ Error Session::loadData() {
     std::replace(set->labels.begin(), set->labels.end(), set->ignoreIndex, ignore);
     set->ignoreIndex = ignore;
   }
+  if (Error e = setUpTransforms()) return e;
   if (Error e = checkData(data_.train, "training")) return e;
   if (Error e = checkData(data_.test, "test")) return e;
   auto [trainIdx, valIdx] = splitValidation(data_.train.count, s_.validation, s_.seed);
@@ -145,10 +149,56 @@ Error Session::loadData() {
   return Error::success();
 }
 
+Error Session::setUpTransforms() {
+  const ir::TensorType &in = fwd_->inputs()[0]->type();
+  bool files = data_.train.files != nullptr;
+  const std::vector<int64_t> &shape = data_.train.sampleShape;
+  if (files) {
+    // Image files become the model's input size: f32[N, 3, H, W].
+    if (in.rank() != 4 || in.dims[1] != 3 || in.dtype != ir::DType::F32)
+      return Error::make(dataName_ + " gives RGB images of any size, but model '" + fwd_->name() +
+                         "' takes " + in.str() + " (RGB images are f32[N, 3, H, W])");
+    for (Dataset *d : {&data_.train, &data_.test}) d->sampleShape = {3, in.dims[2], in.dims[3]};
+    evalTransform_.crop = ImageTransform::Crop::ResizeCenter;
+    int64_t side = std::max(in.dims[2], in.dims[3]);
+    evalTransform_.resize = data_.images.resize
+                                ? data_.images.resize
+                                : int64_t(std::lround(double(side) / 0.875));
+    if (evalTransform_.resize < side)
+      return Error::make(dataName_ + ": 'resize' " + std::to_string(evalTransform_.resize) +
+                         " is smaller than the model's input " + std::to_string(in.dims[2]) +
+                         "x" + std::to_string(in.dims[3]) + ", which is cropped from it");
+    evalTransform_.dctScaling = data_.images.dctScaling;
+  }
+  if (!shape.empty() && shape.size() == 3) {
+    evalTransform_.height = shape[1];
+    evalTransform_.width = shape[2];
+  }
+  // Synthetic data stands in for the data set as it is: no augmentation.
+  ir::SettingCall augment = o_.synthetic ? ir::SettingCall{"none", {}} : s_.augment;
+  auto train = makeTrainTransform(augment, evalTransform_, files);
+  if (!train) return Error::make("augment: " + train.error().message());
+  trainTransform_ = *train;
+  if (trainTransform_.random() && !files && shape.size() != 3)
+    return Error::make("augment: " + s_.augment.name + " transforms images [C, H, W], but " +
+                       dataName_ + " gives samples of rank " + std::to_string(shape.size()));
+  if (o_.dataWorkers > 0) {
+    dataWorkers_ = o_.dataWorkers;
+  } else if (files) {
+    // Half the CPUs this process may use decode; the others compute.
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    dataWorkers_ = std::max(1, cpus / 2);
+  }
+  return Error::success();
+}
+
 LoaderOptions Session::loaderOptions(bool training) const {
   LoaderOptions lo;
   lo.batch = s_.batch;
   lo.norm = data_.norm;
+  lo.transform = training ? trainTransform_ : evalTransform_;
+  lo.workers = dataWorkers_;
   lo.prefetch = o_.prefetch;
   lo.rank = rank();
   lo.ranks = ranks();

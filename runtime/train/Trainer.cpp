@@ -31,8 +31,10 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
     double t0 = nowSeconds();
     auto v = runStaged(*cur);
     if (!v) return fail(v.error().message());
-    double dt = nowSeconds() - t0;
-    if (RunStatus st = countStep(cur->batch, *v, dt, stepsPerEpoch, train, epochTiming);
+    // A step's time includes what it waited for its data.
+    double dt = nowSeconds() - t0 + cur->dataWait;
+    if (RunStatus st =
+            countStep(cur->batch, *v, dt, stepsPerEpoch, train, epochTiming, cur->dataWait);
         st != RunStatus::Ok)
       return st;
     if (profile_ && runSteps_ > 5 && &cur->exec->plan() == &profile_->plan())
@@ -48,12 +50,18 @@ RunStatus Session::deterministicSteps(BatchLoader &loader, int64_t stepsPerEpoch
   while (!stepLimitReached()) {
     auto stop = stopBeforeStep();
     if (!stop) return fail(stop.error().message());
-    if (*stop || !loader.next(b)) break;
+    if (*stop) break;
+    if (!loader.next(b)) {
+      if (Error e = loader.takeError()) return fail(e.message());
+      break;
+    }
+    double wait = loader.takeWaitSeconds();
     lr_ = schedule_->lr(progress_.epoch, progress_.stepInEpoch, stepsPerEpoch);
     double t0 = nowSeconds();
     auto v = det_->run(b, static_cast<float>(lr_), progress_.step + 1);
     if (!v) return fail(v.error().message());
-    if (RunStatus st = countStep(b, *v, nowSeconds() - t0, stepsPerEpoch, train, epochTiming);
+    if (RunStatus st = countStep(b, *v, nowSeconds() - t0 + wait, stepsPerEpoch, train,
+                                 epochTiming, wait);
         st != RunStatus::Ok)
       return st;
   }
@@ -102,7 +110,8 @@ Error Session::lossProblem(double loss) const {
 }
 
 RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, double dt,
-                             int64_t stepsPerEpoch, Totals &train, Timing &epochTiming) {
+                             int64_t stepsPerEpoch, Totals &train, Timing &epochTiming,
+                             double dataWait) {
   int64_t epoch = progress_.epoch;
   ++progress_.step;
   ++progress_.stepInEpoch;
@@ -121,10 +130,10 @@ RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, doubl
                 RunStatus::TrainingFailed);
   train.add(v, b.counted);
   bool warmUp = runSteps_ <= 5; // the first steps of a run are warm-up
-  runTiming_.add(dt, b.globalSize, warmUp);
-  epochTiming.add(dt, b.globalSize, warmUp);
+  runTiming_.add(dt, b.globalSize, warmUp, dataWait);
+  epochTiming.add(dt, b.globalSize, warmUp, dataWait);
   bar_.update(epoch + 1, s_.epochs, progress_.stepInEpoch, stepsPerEpoch, train.mean(0),
-              epochTiming.rate());
+              epochTiming.rate(), epochTiming.dataWaitShare());
   return RunStatus::Ok;
 }
 
@@ -156,6 +165,8 @@ Expected<EpochRecord> Session::epochRecord(int64_t epoch, const Totals &train,
   r.add("lr", lr_);
   r.add("seconds", nowSeconds() - started);
   r.add("images_per_s", timing.rate());
+  // Image files: the share of the step time spent waiting for them.
+  if (data_.train.files) r.add("data_wait", timing.dataWaitShare());
   r.add("peak_rss_bytes", static_cast<double>(peakRssBytes()));
   return r;
 }
@@ -207,6 +218,8 @@ RunStatus Session::run() {
   out_ << "\n";
 
   double lastTestAcc = std::nan("");
+  // Unreadable training images: the most one epoch met, and the count before this epoch.
+  int64_t reportedBad = 0, badBefore = 0;
   // A checkpoint written when early stopping fired ends a run as its last epoch does.
   bool stop = early_ && early_->stopped();
   if (stop)
@@ -244,6 +257,14 @@ RunStatus Session::run() {
     if (!r) return fail(r.error().message());
     lastTestAcc = r->get("test_acc");
     out_ << epochLine(*r, s_.epochs) << "\n" << std::flush;
+    // The same unreadable files come back every epoch: warn when an epoch meets more of them.
+    int64_t met = loader.badImages().count() - badBefore;
+    if (met > reportedBad) {
+      int64_t already = loader.badImages().count() - met + reportedBad;
+      warnBadImages(loader.badImages(), already, "training");
+      reportedBad = met;
+    }
+    badBefore = loader.badImages().count();
     if (Error why = evalProblem(*r))
       return fail(why.message() + " after epoch " + std::to_string(epoch + 1) + "; stopping.",
                   RunStatus::TrainingFailed);

@@ -388,21 +388,25 @@ TEST(SyntheticTest, Learnable) {
 
 TEST(SourcesTest, Names) {
   EXPECT_EQ(dataSourceNames(),
-            (std::vector<std::string>{"cifar10", "fashion_mnist", "imagenet", "mnist", "synthetic", "text"}));
+            (std::vector<std::string>{"cifar10", "fashion_mnist", "image_folder", "imagenet", "mnist",
+                                      "npz_chunks", "synthetic", "text"}));
 }
 
 TEST(SourcesTest, UnknownSource) {
   EXPECT_EQ(loadError({"fashion_mnst", {}}),
             "unknown data source 'fashion_mnst'; did you mean 'fashion_mnist'? (known data "
-            "sources: "
-            "cifar10, fashion_mnist, imagenet, mnist, synthetic, text)");
+            "sources: cifar10, fashion_mnist, image_folder, imagenet, mnist, npz_chunks, "
+            "synthetic, text)");
   EXPECT_EQ(loadError({"coco", {}}),
-            "unknown data source 'coco' (known data sources: cifar10, fashion_mnist, imagenet, "
-            "mnist, synthetic, text)");
-  // The zoo's ImageNet models name imagenet(), which is declared but not read yet.
-  EXPECT_EQ(loadError({"imagenet", {}}),
-            "imagenet: dtnn cannot read ImageNet yet (its images are JPEG files); train with "
-            "--synthetic, or on a data set dtnn reads (cifar10, fashion_mnist, mnist, text)");
+            "unknown data source 'coco' (known data sources: cifar10, fashion_mnist, image_folder, "
+            "imagenet, mnist, npz_chunks, synthetic, text)");
+  // The zoo's ImageNet models name imagenet(), an image folder in its default place.
+  DataSpec missing{"imagenet", {}};
+  missing.args.set("dir", std::string("/nonexistent/imagenet"));
+  EXPECT_EQ(loadError(missing),
+            "imagenet: data directory /nonexistent/imagenet does not exist; pass --data DIR naming "
+            "the ImageNet folder holding train/ and val/ with a folder per class (val sorted into "
+            "class folders, or test_list naming a file of \"path label\" lines)");
 }
 
 TEST(SourcesTest, UnknownArgument) {

@@ -101,8 +101,8 @@ TEST(RunSettings, Errors) {
             "unknown schedule 'cosin'; did you mean 'cosine'? (known schedules: constant, cosine, "
             "exponential, multistep, reduce_on_plateau, step, warmup)");
   EXPECT_EQ(errorOf(config({{"data", std::string("coco")}})),
-            "unknown data source 'coco' (known data sources: cifar10, fashion_mnist, imagenet, "
-            "mnist, synthetic, text)");
+            "unknown data source 'coco' (known data sources: cifar10, fashion_mnist, image_folder, "
+            "imagenet, mnist, npz_chunks, synthetic, text)");
   // An argument is checked against the choice made, whatever the order of the entries.
   EXPECT_EQ(errorOf(config({{"schedule.gama", 0.5}, {"schedule", std::string("step")}})),
             "schedule 'step' has no argument 'gama'; did you mean 'gamma'? (arguments: "
@@ -152,7 +152,7 @@ TEST(RunSettings, CommandLineOverrides) {
     }
   }
   EXPECT_EQ(ir::trainSectionKeys(),
-            (std::vector<std::string>{"batch", "checkpoint_every", "data", "early_stopping",
+            (std::vector<std::string>{"augment", "batch", "checkpoint_every", "data", "early_stopping",
                                       "epochs", "init_defaults", "loss", "metrics", "optimizer",
                                       "schedule", "seed", "validation"}));
 }

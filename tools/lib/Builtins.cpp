@@ -8,6 +8,7 @@
 #include "passes/Optimizers.h"
 #include "passes/PassRegistry.h"
 #include "runtime/train/Schedule.h"
+#include "runtime/train/data/Augmentations.h"
 #include "runtime/train/data/Sources.h"
 #ifdef DTNN_HAVE_ONEDNN
 #include "backends/onednn/OnednnBackend.h"
@@ -32,7 +33,8 @@ Error registerAll() {
 #ifdef DTNN_HAVE_JIT
                            jit::registerJitBackend,
 #endif
-                           registerBuiltinDataSources, runtime::registerBuiltinSchedules})
+                           registerBuiltinDataSources, registerBuiltinAugmentations,
+                           runtime::registerBuiltinSchedules})
     if (Error e = layer()) return e;
   return Error::success();
 }

@@ -15,6 +15,7 @@
 #include "runtime/BackendRegistry.h"
 #include "runtime/Profile.h"
 #include "runtime/train/Trainer.h"
+#include "runtime/train/data/Samples.h"
 #include "ir/Output.h"
 #include "runtime/comm/Calibrate.h"
 #include "runtime/comm/Mpi.h"
@@ -45,6 +46,8 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"model", "NAME", "the model to train (default: the file's only model)", false, cli::Agree::Value},
     {"data", "DIR", "read the data set from DIR instead of its default folder", false, cli::Agree::Presence},
     {"synthetic", "", "train on synthetic data shaped like the model's input", false, cli::Agree::Value},
+    {"data-workers", "N", "threads decoding and augmenting image files (default: half the CPUs "
+                          "this process may use, at least 1)"},
     {"synthetic-size", "TRAIN[,TEST]", "images of the synthetic training and test sets "
                                        "(default: the train section's, else 6000,1000)", false, cli::Agree::Value},
     {"backend", "NAME", "kernel backend (default: the first of 'dtnn-run --help')", false, cli::Agree::Value},
@@ -58,7 +61,8 @@ const std::vector<cli::OptionSpec> kOptions = {
                           "state or progress", false, cli::Agree::Presence},
     {"eval-only", "", "evaluate on the test set without training", false, cli::Agree::Value},
     {"predict", "FILE", "instead of training, compute the model's outputs for the input tensor "
-                        "named like the model's input in FILE (safetensors)", false, cli::Agree::Presence},
+                        "named like the model's input in FILE (safetensors), or print the likeliest "
+                        "classes of an image file or of a folder's images", false, cli::Agree::Presence},
     {"predictions", "FILE", "where --predict writes the outputs (safetensors: 'output'), or "
                             "--generate the text"},
     {"generate", "N", "instead of training, continue a prompt (--prompt TEXT, or the text of "
@@ -321,8 +325,13 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   if (args->has("data") && args->has("synthetic"))
     return usageError("--data and --synthetic exclude each other");
   bool generating = args->has("generate");
-  if (!generating && args->has("predict") != args->has("predictions"))
+  // Images to predict print their classes; a tensor's outputs go to a file.
+  bool images = args->has("predict") && namesImages(args->get("predict"));
+  if (!generating && !images && args->has("predict") != args->has("predictions"))
     return usageError("--predict IN and --predictions OUT go together");
+  if (images && args->has("predictions"))
+    return usageError("--predict " + args->get("predict") + " names images, whose classes are "
+                      "printed; --predictions does not apply");
   for (const char *flag : {"prompt", "temperature", "top-k"})
     if (args->has(flag) && !generating)
       return usageError(std::string("--") + flag + " needs --generate N");
@@ -414,6 +423,12 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   ro.dataDir = args->get("data");
   ro.synthetic = args->has("synthetic");
   ro.evalOnly = args->has("eval-only");
+  if (args->has("data-workers")) {
+    int64_t w = 0;
+    if (Error msg = cli::readCount("--data-workers", args->get("data-workers"), 1, 256, w))
+      return usageError(msg.message());
+    ro.dataWorkers = static_cast<int>(w);
+  }
   ro.metricsPath = args->get("metrics");
   ro.savePath = args->get("save");
   ro.resumePath = args->get("resume");

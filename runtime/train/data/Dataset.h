@@ -1,8 +1,13 @@
-// An in-memory labelled dataset, as the data readers produce it: images with one class label
-// each, or token sequences with one label per position (a language model's next tokens).
+// A labelled dataset, as the data readers produce it: images with one class label each, or
+// token sequences with one label per position (a language model's next tokens). The samples are
+// held in memory, or, for a folder of image files, read and decoded as batches need them.
 #pragma once
 
+#include "runtime/train/data/ImageDecode.h"
+#include "runtime/train/data/ImageFolder.h"
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,7 +22,8 @@ struct Vocabulary {
 };
 
 // Samples stored back to back, sample-major: u8 pixels (the images a model takes as f32), or
-// i32 tokens (the token sequences a model takes as i32).
+// i32 tokens (the token sequences a model takes as i32); or image files (`files`), which the
+// loader decodes into the model's input size (sampleShape {3, H, W}, set by the run).
 struct Dataset {
   int64_t count = 0;                 // Number of samples.
   std::vector<int64_t> sampleShape;  // Shape of one sample, e.g. {1,28,28} or {128} tokens.
@@ -32,6 +38,10 @@ struct Dataset {
   double bytesPerLabel = 1;          // Bytes of text per counted label (for bits per byte).
   Vocabulary vocab;                  // Token samples: how tokens map to text.
   const char *noun = "images";       // What a sample is, for rates: "images", "sequences".
+  std::shared_ptr<const ImageFolderIndex> files; // Image files, read when a batch needs them.
+  std::vector<std::string> classNames; // Names of the classes, when the source has them.
+  int64_t maxPixels = kDefaultMaxImagePixels; // Files: images with more pixels are refused.
+  bool skipBadImages = true; // Files: replace an unreadable image by another (else fail).
   int64_t sampleNumel() const {
     int64_t n = 1;
     for (int64_t d : sampleShape) n *= d;
@@ -39,7 +49,9 @@ struct Dataset {
   }
   // Bytes of memory the samples and labels take.
   uint64_t bytes() const {
-    return pixels.size() + (tokens.size() + labels.size()) * sizeof(int32_t);
+    uint64_t b = pixels.size() + (tokens.size() + labels.size()) * sizeof(int32_t);
+    if (files) b += files->names.size() + files->offsets.size() * sizeof(uint64_t);
+    return b;
   }
 };
 

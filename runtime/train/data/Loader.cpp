@@ -1,6 +1,6 @@
-// Batch loader. Every batch is a pure function of (data, order, batch number), so the prefetch
-// thread only changes when a batch is built, never what it holds. The thread is started lazily
-// by next() at the current batch, and stopped by anything that changes the order or position.
+// Batch loader. Every batch is a pure function of (data, order, epoch, batch number), so the
+// workers only change when a batch is built, never what it holds. They are started lazily by
+// next() at the current batch, and stopped by anything that changes the order or position.
 // Orders come from Fisher-Yates driven by runtime::Random streams, never std::shuffle, so they
 // are the same with every standard library.
 #include "runtime/train/data/Loader.h"
@@ -8,6 +8,7 @@
 #include "runtime/Random.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cassert>
 #include <cmath>
 #include <functional>
@@ -33,25 +34,25 @@ uint64_t below(runtime::Random &rng, uint64_t n) {
   }
 }
 
+// A steady clock in seconds.
+double seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // Shuffles v in place with Fisher-Yates driven by rng.
 void shuffle(std::vector<int64_t> &v, runtime::Random &rng) {
   for (size_t i = v.size(); i > 1; --i)
     std::swap(v[i - 1], v[below(rng, i)]);
 }
 
-// Returns the float value of every u8 pixel: (v/255 - mean)/std.
-std::vector<float> lookupTable(float mean, float std) {
-  std::vector<float> table(256);
-  for (int v = 0; v < 256; ++v)
-    table[v] = (float(v) / 255.0f - mean) / std;
-  return table;
-}
-
 } // namespace
 
 BatchLoader::BatchLoader(const Dataset &data, std::vector<int64_t> indices, LoaderOptions opts)
-    : data_(data), indices_(std::move(indices)), opts_(std::move(opts)) {
+    : data_(data), indices_(std::move(indices)), opts_(std::move(opts)),
+      writer_(data_, opts_.norm, opts_.transform, opts_.seed),
+      bad_(std::make_unique<BadImageLog>()) {
   assert(opts_.batch > 0 && "batch size must be positive");
+  assert(opts_.workers > 0 && "a loader needs a worker");
   if (indices_.empty()) {
     indices_.resize(size_t(data_.count));
     std::iota(indices_.begin(), indices_.end(), int64_t(0));
@@ -59,57 +60,64 @@ BatchLoader::BatchLoader(const Dataset &data, std::vector<int64_t> indices, Load
   for ([[maybe_unused]] int64_t i : indices_)
     assert(i >= 0 && i < data_.count && "sample index out of range");
   sampleNumel_ = data_.sampleNumel();
-
-  const Normalization &norm = opts_.norm;
-  assert(norm.mean.size() == norm.std.size() && "mean and std need one value per channel");
-  if (data_.tokenSamples) {
-    // Tokens are not normalized.
-  } else if (norm.mean.empty()) {
-    lookup_.push_back(lookupTable(0.0f, 1.0f)); // Exactly v/255.
-  } else {
-    assert((norm.mean.size() == 1 || data_.sampleShape.empty() ||
-            int64_t(norm.mean.size()) == data_.sampleShape[0]) &&
-           "normalization needs one value or one per channel");
-    for (size_t c = 0; c < norm.mean.size(); ++c)
-      lookup_.push_back(lookupTable(norm.mean[c], norm.std[c]));
-  }
   startEpoch(0);
 }
 
-BatchLoader::~BatchLoader() { stopWorker(); }
+BatchLoader::~BatchLoader() { stopWorkers(); }
 
 void BatchLoader::startEpoch(int64_t epoch) {
-  stopWorker();
+  stopWorkers();
   order_ = indices_;
   if (opts_.shuffle) {
     runtime::Random rng(opts_.seed, uint64_t(epoch));
     shuffle(order_, rng);
   }
+  epoch_ = epoch;
   nextBatch_ = 0;
 }
 
 bool BatchLoader::next(Batch &out) {
-  if (nextBatch_ >= batchesPerEpoch())
+  if (nextBatch_ >= batchesPerEpoch() || error_)
     return false;
+  double started = seconds();
   if (!opts_.prefetch) {
-    makeBatch(nextBatch_++, out);
+    error_ = makeBatch(nextBatch_, out, scratch_);
+    if (error_) return false;
+    ++nextBatch_;
     return true;
   }
-  if (!worker_.joinable())
-    startWorker();
+  if (workers_.empty())
+    startWorkers();
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return !queue_.empty() || failure_; });
-  if (queue_.empty()) {
+  changed_.wait(lock, [&] {
+    return ready_.count(nextBatch_) || failed_.count(nextBatch_) || failure_;
+  });
+  waited_ += seconds() - started;
+  if (auto f = failed_.find(nextBatch_); f != failed_.end()) {
+    error_ = Error::make(f->second);
+    lock.unlock();
+    stopWorkers();
+    return false;
+  }
+  if (!ready_.count(nextBatch_)) {
     std::exception_ptr failure = std::exchange(failure_, nullptr);
     lock.unlock();
-    stopWorker();
+    stopWorkers();
     std::rethrow_exception(failure);
   }
-  out = std::move(queue_.front());
-  queue_.pop_front();
+  auto it = ready_.find(nextBatch_);
+  out = std::move(it->second);
+  ready_.erase(it);
   ++nextBatch_;
   changed_.notify_all();
   return true;
+}
+
+Error BatchLoader::takeError() { return std::exchange(error_, Error::success()); }
+
+double BatchLoader::takeWaitSeconds() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::exchange(waited_, 0.0);
 }
 
 int64_t BatchLoader::batchesPerEpoch() const {
@@ -122,11 +130,11 @@ int64_t BatchLoader::size() const { return int64_t(indices_.size()); }
 
 void BatchLoader::skip(int64_t batches) {
   assert(batches >= 0 && "cannot skip backwards");
-  stopWorker();
+  stopWorkers();
   nextBatch_ = std::min(nextBatch_ + batches, batchesPerEpoch());
 }
 
-void BatchLoader::makeBatch(int64_t b, Batch &out) const {
+Error BatchLoader::makeBatch(int64_t b, Batch &out, SampleScratch &scratch) const {
   int64_t first = b * opts_.batch;
   int64_t global = std::min(first + opts_.batch, size()) - first;
   // This rank's contiguous part: ranks differ by at most one sample.
@@ -138,70 +146,66 @@ void BatchLoader::makeBatch(int64_t b, Batch &out) const {
   if (begin == end) end = (begin = first) + 1; // a stand-in sample
   out.size = end - begin;
   out.tokenInputs = data_.tokenSamples;
+  if (data_.tokenSamples) {
+    out.images.clear();
+    out.tokens.resize(size_t(out.size * sampleNumel_));
+  } else {
+    out.tokens.clear();
+    out.images.resize(size_t(out.size * sampleNumel_));
+  }
   int64_t perSample = data_.labelsPerSample;
   out.labels.resize(size_t(out.size * perSample));
   out.counted = 0;
   for (int64_t j = 0; j < out.size; ++j) {
-    int64_t sample = order_[size_t(begin + j)];
-    const int32_t *from = data_.labels.data() + sample * perSample;
+    void *dst = data_.tokenSamples ? static_cast<void *>(out.tokens.data() + j * sampleNumel_)
+                                   : static_cast<void *>(out.images.data() + j * sampleNumel_);
+    Expected<int64_t> sample = writer_.write(order_[size_t(begin + j)], epoch_, dst, scratch, *bad_);
+    if (!sample) return sample.takeError();
+    const int32_t *from = data_.labels.data() + *sample * perSample;
     std::copy(from, from + perSample, out.labels.begin() + j * perSample);
     if (out.samples > 0)
       out.counted += perSample - std::count(from, from + perSample, data_.ignoreIndex);
   }
-  if (data_.tokenSamples) {
-    out.images.clear();
-    out.tokens.resize(size_t(out.size * sampleNumel_));
-    for (int64_t j = 0; j < out.size; ++j) {
-      const int32_t *from = data_.tokens.data() + order_[size_t(begin + j)] * sampleNumel_;
-      std::copy(from, from + sampleNumel_, out.tokens.begin() + j * sampleNumel_);
-    }
-    return;
-  }
-  int64_t channels = lookup_.size() > 1 ? int64_t(lookup_.size()) : 1;
-  int64_t channelNumel = sampleNumel_ / channels;
-  out.tokens.clear();
-  out.images.resize(size_t(out.size * sampleNumel_));
-  float *dst = out.images.data();
-  for (int64_t j = 0; j < out.size; ++j) {
-    const uint8_t *src = data_.pixels.data() + order_[size_t(begin + j)] * sampleNumel_;
-    for (int64_t c = 0; c < channels; ++c) {
-      const float *table = lookup_[size_t(c)].data();
-      for (int64_t k = 0; k < channelNumel; ++k)
-        *dst++ = table[*src++];
-    }
-  }
+  return Error::success();
 }
 
-void BatchLoader::startWorker() {
-  assert(!worker_.joinable() && queue_.empty());
+int64_t BatchLoader::depth() const { return std::max<int64_t>(kQueueDepth, opts_.workers); }
+
+void BatchLoader::startWorkers() {
+  assert(workers_.empty() && ready_.empty());
   stop_ = false;
-  worker_ = std::thread(&BatchLoader::work, this, nextBatch_);
+  for (int w = 0; w < opts_.workers; ++w)
+    workers_.emplace_back(&BatchLoader::work, this, nextBatch_, w);
 }
 
-void BatchLoader::stopWorker() {
-  if (!worker_.joinable())
+void BatchLoader::stopWorkers() {
+  if (workers_.empty())
     return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
   changed_.notify_all();
-  worker_.join();
-  queue_.clear();
+  for (std::thread &t : workers_) t.join();
+  workers_.clear();
+  ready_.clear();
+  failed_.clear();
   failure_ = nullptr;
 }
 
-void BatchLoader::work(int64_t first) {
-  for (int64_t b = first, end = batchesPerEpoch(); b < end; ++b) {
+void BatchLoader::work(int64_t first, int w) {
+  SampleScratch scratch;
+  for (int64_t b = first + w, end = batchesPerEpoch(); b < end; b += opts_.workers) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || queue_.size() < kQueueDepth; });
+      changed_.wait(lock, [&] { return stop_ || b < nextBatch_ + depth(); });
       if (stop_)
         return;
     }
     Batch batch;
+    Error e;
     try {
-      makeBatch(b, batch);
+      e = makeBatch(b, batch, scratch);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       failure_ = std::current_exception();
@@ -211,8 +215,12 @@ void BatchLoader::work(int64_t first) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stop_)
       return;
-    queue_.push_back(std::move(batch));
+    if (e)
+      failed_[b] = e.message();
+    else
+      ready_[b] = std::move(batch);
     changed_.notify_all();
+    if (!failed_.empty()) return;
   }
 }
 

@@ -1,25 +1,22 @@
-// Batches for training and evaluation, prepared on a background thread while the caller works
-// on the previous batch: normalized float images, or token sequences as they are.
+// Batches for training and evaluation, prepared by worker threads while the caller works on
+// the previous batch: normalized float images, augmented and decoded from files when the data
+// set is a folder of images, or token sequences as they are.
 #pragma once
 
 #include "runtime/train/data/Dataset.h"
+#include "runtime/train/data/Samples.h"
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <exception>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
 
 namespace dtnn {
-
-// Per-channel normalization applied after scaling u8 pixels to [0,1]: x = (v/255 - mean)/std,
-// computed in float. Empty vectors mean scale only; one value applies to every channel.
-struct Normalization {
-  std::vector<float> mean, std;
-};
 
 // One batch: size samples back to back, as floats (images) or i32 tokens, and their labels
 // (the data set's labelsPerSample each). In a run over several ranks it is this rank's part
@@ -53,12 +50,16 @@ struct LoaderOptions {
   bool dropLast = false;  // Drop the last batch of an epoch if it is partial.
   uint64_t seed = 0;      // Seed of the shuffle.
   Normalization norm;     // Normalization of the pixels.
-  bool prefetch = true;   // Prepare the next batches on a background thread.
+  ImageTransform transform; // Augmentation, and for image files the crop and resize.
+  bool prefetch = true;   // Prepare the next batches on background threads.
+  int workers = 1;        // Threads preparing batches (with prefetch), each a whole batch.
   int rank = 0, ranks = 1; // This rank's part of each batch (of `batch` samples in all).
 };
 
 // Iterates over a dataset in batches, one epoch at a time. The content of every batch depends
-// only on the data, the indices, the options and the epoch, never on thread timing.
+// only on the data, the indices, the options and the epoch, never on thread timing. With W
+// workers, worker w prepares batches w, w + W, ...; at most max(2, W) batches wait, prepared or
+// in preparation, so memory is bounded whatever the data set's size.
 class BatchLoader {
 public:
   // Iterates over the samples `indices` of `data` (all if empty); data must outlive the loader.
@@ -72,10 +73,17 @@ public:
   // Starts epoch `epoch`: its order is a shuffle seeded by (seed, epoch) alone, so resuming at
   // epoch e gives the same order as getting there from epoch 0.
   void startEpoch(int64_t epoch);
-  // Fills out with the next batch and returns true, or returns false at the end of the epoch.
-  // What preparing the batch throws (std::bad_alloc) is rethrown here, also from the prefetch
-  // thread.
+  // Fills out with the next batch and returns true, or returns false at the end of the epoch
+  // or when the batch could not be made (an image file that cannot be read, with bad images not
+  // skipped): then takeError() says why. What preparing the batch throws (std::bad_alloc) is
+  // rethrown here, also from a worker.
   bool next(Batch &out);
+  // Why the last next() returned false; success at the end of an epoch.
+  Error takeError();
+  // Seconds next() has waited for a batch since the last call (its time starved of data).
+  double takeWaitSeconds();
+  // Image files that could not be read and were replaced by others.
+  const BadImageLog &badImages() const { return *bad_; }
   // Number of batches in one epoch.
   int64_t batchesPerEpoch() const;
   // Number of samples the loader iterates over.
@@ -85,28 +93,36 @@ public:
 
 private:
   // Builds batch number b of the current order.
-  void makeBatch(int64_t b, Batch &out) const;
-  // Starts the prefetch thread at batch nextBatch_.
-  void startWorker();
-  // Stops and joins the prefetch thread and drops what it prepared.
-  void stopWorker();
-  // Body of the prefetch thread: prepares batches first..end-1 in order.
-  void work(int64_t first);
+  Error makeBatch(int64_t b, Batch &out, SampleScratch &scratch) const;
+  // Starts the workers at batch nextBatch_.
+  void startWorkers();
+  // Stops and joins the workers and drops what they prepared.
+  void stopWorkers();
+  // Body of worker w: prepares batches first + w, first + w + W, ... of the epoch.
+  void work(int64_t first, int w);
+  // The most batches prepared or in preparation ahead of the caller.
+  int64_t depth() const;
 
   const Dataset &data_;
   std::vector<int64_t> indices_;
   LoaderOptions opts_;
   int64_t sampleNumel_ = 1;
-  std::vector<std::vector<float>> lookup_;  // Per channel: the float value of each u8.
-  std::vector<int64_t> order_;              // Sample indices of the current epoch, in order.
-  int64_t nextBatch_ = 0;                   // Next batch next() returns.
+  SampleWriter writer_;
+  std::unique_ptr<BadImageLog> bad_;
+  SampleScratch scratch_;        // next()'s own, without prefetch
+  std::vector<int64_t> order_;   // Sample indices of the current epoch, in order.
+  int64_t epoch_ = 0;
+  int64_t nextBatch_ = 0;        // Next batch next() returns.
+  double waited_ = 0;            // Seconds next() waited since takeWaitSeconds.
+  Error error_;                  // Why a batch could not be made.
 
-  std::thread worker_;
+  std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Batch> queue_;  // Prepared batches, at most two.
-  bool stop_ = false;        // Tells the worker to quit.
-  std::exception_ptr failure_;  // What the worker threw (out of memory); next() rethrows it.
+  std::map<int64_t, Batch> ready_;    // Prepared batches by number.
+  std::map<int64_t, std::string> failed_; // Batches that could not be made, and why.
+  bool stop_ = false;                 // Tells the workers to quit.
+  std::exception_ptr failure_;  // What a worker threw (out of memory); next() rethrows it.
 };
 
 // The sizes of this rank's batches in an epoch over `samples` samples under

@@ -25,8 +25,12 @@ using DataSpec = ir::SettingCall;
 // description for logs.
 struct DataSplits {
   Dataset train, test;
-  Normalization norm;
+  Normalization norm; // set by the loader, or else the source's usual one
   std::string description;
+  struct {
+    int64_t resize = 0;     // evaluation's shorter side before the centre crop; 0: size / 0.875
+    bool dctScaling = true; // JPEGs may be shrunk while decoded
+  } images;                 // image files: how they become the model's input
 };
 
 // Loads a source: spec holds its arguments, each of the kind its registration declares; dir
@@ -58,6 +62,10 @@ Error registerBuiltinDataSources();
 // used; a source without files refuses it. seed chooses the synthetic data. Errors name the source, the argument or the file, and
 // say how to provide missing files.
 Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint64_t seed);
+
+// The normalization of source spec's samples: its `mean` and `std` arguments, else the
+// source's usual one (empty for an unknown source).
+Normalization dataSourceNorm(const DataSpec &spec);
 
 // Names of the known sources, sorted.
 std::vector<std::string> dataSourceNames();

@@ -1,0 +1,179 @@
+// Samples into batches (see Samples.h). Normalisation is a table per channel of the float each
+// u8 value becomes, so that writing a sample is a lookup per pixel, fused with the layout change
+// (HWC to CHW), the flip and the padding.
+#include "runtime/train/data/Samples.h"
+
+#include "ir/Files.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace dtnn {
+namespace {
+
+// Image files larger than this are refused before they are read.
+constexpr uint64_t kMaxImageFileBytes = uint64_t(1) << 30;
+// An unreadable image is replaced by the first readable one of the next this many.
+constexpr int64_t kReplacementTries = 16;
+
+// Returns the float value of every u8 pixel: (v/255 - mean)/std.
+std::vector<float> lookupTable(float mean, float std) {
+  std::vector<float> table(256);
+  for (int v = 0; v < 256; ++v) table[size_t(v)] = (float(v) / 255.0f - mean) / std;
+  return table;
+}
+
+// Reads the whole file at `path` into `bytes`. Opened without blocking (a FIFO would wait for a
+// writer) and without noting the file among the run's inputs, which would grow with the data set.
+Error readWholeFile(const std::string &path, std::vector<uint8_t> &bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Error::make(path + ": cannot open: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Error::make(path + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return Error::make(path + ": is " + fileTypeName(st.st_mode) + ", not an image file");
+  uint64_t size = uint64_t(st.st_size);
+  if (size > kMaxImageFileBytes)
+    return Error::make(path + ": is " + std::to_string(size) + " bytes, more than an image file " +
+                       "may be (" + std::to_string(kMaxImageFileBytes) + ")");
+  bytes.resize(size_t(size));
+  for (size_t done = 0; done < size;) {
+    ssize_t got = ::read(fd, bytes.data() + done, size_t(size) - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      return Error::make(path + ": cannot read all of its " + std::to_string(size) + " bytes" +
+                         (got < 0 ? std::string(": ") + std::strerror(errno) : ""));
+    done += size_t(got);
+  }
+  return Error::success();
+}
+
+} // namespace
+
+bool namesImages(const std::string &path) {
+  struct stat st;
+  return (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) || isImageFileName(path);
+}
+
+void BadImageLog::add(const std::string &message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (count_++ == 0) first_ = message;
+}
+
+int64_t BadImageLog::count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return count_;
+}
+
+std::string BadImageLog::first() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return first_;
+}
+
+SampleWriter::SampleWriter(const Dataset &data, const Normalization &norm,
+                           const ImageTransform &transform, uint64_t seed)
+    : data_(data), transform_(transform), seed_(seed) {
+  assert(norm.mean.size() == norm.std.size() && "mean and std need one value per channel");
+  if (data_.tokenSamples) return; // Tokens are not normalized.
+  if (norm.mean.empty()) {
+    lookup_.push_back(lookupTable(0.0f, 1.0f)); // Exactly v/255.
+    return;
+  }
+  assert((norm.mean.size() == 1 || data_.sampleShape.empty() ||
+          int64_t(norm.mean.size()) == data_.sampleShape[0]) &&
+         "normalization needs one value or one per channel");
+  for (size_t c = 0; c < norm.mean.size(); ++c)
+    lookup_.push_back(lookupTable(norm.mean[c], norm.std[c]));
+}
+
+Expected<int64_t> SampleWriter::write(int64_t sample, int64_t epoch, void *dst, SampleScratch &s,
+                                      BadImageLog &bad) const {
+  const int64_t numel = data_.sampleNumel();
+  if (data_.tokenSamples) {
+    const int32_t *from = data_.tokens.data() + sample * numel;
+    std::copy(from, from + numel, static_cast<int32_t *>(dst));
+    return sample;
+  }
+  float *out = static_cast<float *>(dst);
+  if (!data_.files) {
+    writePlanar(sample, epoch, out);
+    return sample;
+  }
+  for (int64_t k = 0; k <= kReplacementTries; ++k) {
+    int64_t candidate = (sample + k) % data_.count;
+    Error e = writeFile(candidate, epoch, out, s);
+    if (!e) return candidate;
+    if (!data_.skipBadImages)
+      return Error::make(e.message() + " (the data source's bad_images=\"skip\" replaces such "
+                                       "images by others)");
+    bad.add(e.message());
+  }
+  return Error::make(data_.files->path(sample) + " and the " + std::to_string(kReplacementTries) +
+                     " images after it cannot be read; the first: " + bad.first());
+}
+
+void SampleWriter::writePlanar(int64_t sample, int64_t epoch, float *dst) const {
+  const std::vector<int64_t> &shape = data_.sampleShape;
+  const int64_t numel = data_.sampleNumel();
+  const uint8_t *src = data_.pixels.data() + sample * numel;
+  const int64_t channels = lookup_.size() > 1 ? int64_t(lookup_.size()) : 1;
+  const int64_t plane = numel / channels;
+  if (!transform_.random() || shape.size() != 3) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const float *table = lookup_[size_t(c)].data();
+      for (int64_t k = 0; k < plane; ++k) *dst++ = table[*src++];
+    }
+    return;
+  }
+  // An image [C, H, W] (channels may share a table) through its window.
+  const int64_t C = shape[0], H = shape[1], W = shape[2];
+  SampleDraws draws(seed_, epoch, sample);
+  PlanarWindow w = planarWindow(H, W, transform_, draws);
+  for (int64_t c = 0; c < C; ++c) {
+    const float *table = lookup_[lookup_.size() > 1 ? size_t(c) : 0].data();
+    const uint8_t *chan = src + c * H * W;
+    for (int64_t y = 0; y < H; ++y) {
+      int64_t sy = y + w.dy;
+      for (int64_t x = 0; x < W; ++x) {
+        int64_t sx = (w.flip ? W - 1 - x : x) + w.dx;
+        bool inside = sy >= 0 && sy < H && sx >= 0 && sx < W;
+        *dst++ = table[inside ? chan[sy * W + sx] : 0];
+      }
+    }
+  }
+}
+
+Error SampleWriter::writeFile(int64_t sample, int64_t epoch, float *dst, SampleScratch &s) const {
+  std::string path = data_.files->path(sample);
+  if (Error e = readWholeFile(path, s.file)) return e;
+  const int64_t H = transform_.height, W = transform_.width;
+  s.pixels.resize(size_t(H * W * 3));
+  SampleDraws draws(seed_, epoch, sample);
+  Expected<bool> flip = transformImage(s.file.data(), s.file.size(), transform_, data_.maxPixels,
+                                       draws, s.transform, s.pixels.data());
+  if (!flip) return Error::make(path + ": " + flip.error().message());
+  // HWC to CHW, flipped or not, through the tables.
+  for (int64_t c = 0; c < 3; ++c) {
+    const float *table = lookup_[lookup_.size() > 1 ? size_t(c) : 0].data();
+    for (int64_t y = 0; y < H; ++y) {
+      const uint8_t *row = s.pixels.data() + y * W * 3 + c;
+      if (*flip)
+        for (int64_t x = 0; x < W; ++x) *dst++ = table[row[(W - 1 - x) * 3]];
+      else
+        for (int64_t x = 0; x < W; ++x) *dst++ = table[row[x * 3]];
+    }
+  }
+  return Error::success();
+}
+
+} // namespace dtnn
