@@ -1,10 +1,11 @@
-// Resizing 8-bit RGB images as Pillow's Image.resize(size, BILINEAR, box) does, pixel for pixel:
-// a separable triangle filter widened by the downscaling factor (so that shrinking averages, as
-// antialiasing should), coefficients in 22-bit fixed point, a horizontal pass into an 8-bit image
-// of the rows the vertical pass needs, then the vertical pass. torchvision's Resize, CenterCrop
-// and RandomResizedCrop on PIL images are crops and this resize, so the same boxes give the same
-// pixels. Only the outputs asked for are computed: a centre crop of a resized image costs the
-// crop.
+// Resizing 8-bit RGB images as Pillow's Image.resize(size, BILINEAR, box) does, to within one
+// level: a separable triangle filter widened by the downscaling factor (so that shrinking
+// averages, as antialiasing should), a horizontal pass into an 8-bit image of the rows the
+// vertical pass needs, then the vertical pass, with Pillow's windows and weights (the weights in
+// 14-bit fixed point, where Pillow keeps 22 bits, for SSE2). torchvision's Resize, CenterCrop and
+// RandomResizedCrop on PIL images are crops and this resize, so the same boxes give the same
+// pixels to within 1/255. Only the outputs asked for are computed: a centre crop of a resized
+// image costs the crop.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ struct ResampleSpec {
 
 // Buffers one thread reuses from image to image.
 struct ResampleScratch {
-  std::vector<int32_t> boundsX, boundsY, coeffsX, coeffsY, sums;
+  std::vector<int32_t> startsX, startsY, pairWeights;
+  std::vector<int16_t> weightsX, weightsY, pairs;
   std::vector<uint8_t> rows;
 };
 
