@@ -303,6 +303,16 @@ RunStatus Session::finish(double lastTestAcc) {
       out_ << "profile: no step ran after the first 5 (warm-up) at batch " << profile_->plan().batch << "\n";
     else
       out_ << profile_->table();
+    // What the steps after warm-up waited for their data, against their whole time.
+    if (int64_t steps = runSteps_ - 5; steps > 0 && runTiming_.seconds[1] > 0) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "data: the steps waited %.2f ms each for their batch, %.1f%% of a step's time "
+                    "(%d data %s)\n",
+                    1e3 * runTiming_.dataWait / double(steps), 100 * runTiming_.dataWaitShare(),
+                    dataWorkers_, dataWorkers_ == 1 ? "worker" : "workers");
+      out_ << line;
+    }
     for (const auto &b : backends_.all())
       if (std::string s = b->summary(); !s.empty()) out_ << s << "\n";
     if (leader() && o_.onProfile && profile_->runs() > 0)
