@@ -268,9 +268,12 @@ std::vector<AgreedItem> Session::agreedItems() const {
     items.push_back({what, ir::runSettingText(s_, def), "", ""});
   }
   std::string labels;
-  for (const Dataset *d : {&data_.train, &data_.test})
+  for (const Dataset *d : {&data_.train, &data_.test}) {
     labels.append(reinterpret_cast<const char *>(d->labels.data()),
                   d->labels.size() * sizeof(d->labels[0]));
+    // Image files: the ranks must read the same files, in the same order.
+    if (d->files) labels += d->files->names;
+  }
   items.push_back({"the data set",
                    data_.description + ", " + std::to_string(data_.train.count) + " training and " +
                        std::to_string(data_.test.count) + " test samples",
