@@ -174,8 +174,10 @@ Error Session::setUpTransforms() {
     evalTransform_.height = shape[1];
     evalTransform_.width = shape[2];
   }
-  // Synthetic data stands in for the data set as it is: no augmentation.
-  ir::SettingCall augment = o_.synthetic ? ir::SettingCall{"none", {}} : s_.augment;
+  // Synthetic data (--synthetic, or the synthetic source) stands in for the data set as it is:
+  // no augmentation.
+  bool synthetic = o_.synthetic || dataName_ == "synthetic";
+  ir::SettingCall augment = synthetic ? ir::SettingCall{"none", {}} : s_.augment;
   auto train = makeTrainTransform(augment, evalTransform_, files);
   if (!train) return Error::make("augment: " + train.error().message());
   trainTransform_ = *train;
