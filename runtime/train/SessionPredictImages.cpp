@@ -78,15 +78,12 @@ RunStatus Session::predictImages() {
   images.skipBadImages = false;
   images.files = std::make_shared<ImageFolderIndex>(std::move(*index));
   // Evaluation's transform, from the train section's data source.
-  ImageTransform t;
-  t.crop = ImageTransform::Crop::ResizeCenter;
-  t.height = in.dims[2];
-  t.width = in.dims[3];
   const ir::AttrValue *resize = s_.data.args.find("resize");
-  int64_t side = std::max(t.height, t.width);
-  t.resize = resize && std::get<int64_t>(*resize) > 0 ? std::get<int64_t>(*resize)
-                                                      : int64_t(std::lround(double(side) / 0.875));
-  t.resize = std::max(t.resize, side);
+  const ir::AttrValue *dct = s_.data.args.find("dct_scaling");
+  ImageTransform t = centreCropTransform(in.dims[2], in.dims[3],
+                                         resize ? std::get<int64_t>(*resize) : 0,
+                                         dct ? std::get<bool>(*dct) : true);
+  t.resize = std::max(t.resize, std::max(t.height, t.width)); // a crop needs the whole size
   Normalization norm = dataSourceNorm(s_.data);
   if (norm.mean.size() != 1 && norm.mean.size() != 3) norm = {};
   SampleWriter writer(images, norm, t, s_.seed);

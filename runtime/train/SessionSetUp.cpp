@@ -159,18 +159,13 @@ Error Session::setUpTransforms() {
       return Error::make(dataName_ + " gives RGB images of any size, but model '" + fwd_->name() +
                          "' takes " + in.str() + " (RGB images are f32[N, 3, H, W])");
     for (Dataset *d : {&data_.train, &data_.test}) d->sampleShape = {3, in.dims[2], in.dims[3]};
-    evalTransform_.crop = ImageTransform::Crop::ResizeCenter;
-    int64_t side = std::max(in.dims[2], in.dims[3]);
-    evalTransform_.resize = data_.images.resize
-                                ? data_.images.resize
-                                : int64_t(std::lround(double(side) / 0.875));
-    if (evalTransform_.resize < side)
+    evalTransform_ = centreCropTransform(in.dims[2], in.dims[3], data_.images.resize,
+                                         data_.images.dctScaling);
+    if (evalTransform_.resize < std::max(in.dims[2], in.dims[3]))
       return Error::make(dataName_ + ": 'resize' " + std::to_string(evalTransform_.resize) +
                          " is smaller than the model's input " + std::to_string(in.dims[2]) +
                          "x" + std::to_string(in.dims[3]) + ", which is cropped from it");
-    evalTransform_.dctScaling = data_.images.dctScaling;
-  }
-  if (!shape.empty() && shape.size() == 3) {
+  } else if (shape.size() == 3) {
     evalTransform_.height = shape[1];
     evalTransform_.width = shape[2];
   }

@@ -50,6 +50,17 @@ std::string ImageTransform::str() const {
   return s + " to " + std::to_string(width) + "x" + std::to_string(height);
 }
 
+ImageTransform centreCropTransform(int64_t height, int64_t width, int64_t resize,
+                                   bool dctScaling) {
+  ImageTransform t;
+  t.crop = ImageTransform::Crop::ResizeCenter;
+  t.height = height;
+  t.width = width;
+  t.resize = resize > 0 ? resize : int64_t(std::lround(double(std::max(height, width)) / 0.875));
+  t.dctScaling = dctScaling;
+  return t;
+}
+
 PixelBox randomResizedCropBox(int64_t width, int64_t height, const double scale[2],
                               const double ratio[2], Draws &draws) {
   double area = double(height * width);

@@ -66,6 +66,10 @@ struct ImageTransform {
   std::string str() const;
 };
 
+// Evaluation's transform of image files for a model input of height x width: torchvision's
+// Resize(resize) then CenterCrop; resize 0 means the larger side / 0.875 (256 for 224).
+ImageTransform centreCropTransform(int64_t height, int64_t width, int64_t resize, bool dctScaling);
+
 // torchvision's RandomResizedCrop.get_params on a width x height image: up to ten tries of a
 // random area and log-uniform aspect ratio, else the central crop of the nearest ratio.
 PixelBox randomResizedCropBox(int64_t width, int64_t height, const double scale[2],
