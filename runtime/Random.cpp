@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 namespace dtnn::runtime {
 
@@ -79,6 +80,18 @@ Error Random::restore(const std::string &text) {
     return Error::make("random state: all words are zero, which is not a valid state");
   s_ = words;
   return Error::success();
+}
+
+uint64_t Random::below(uint64_t n) {
+  uint64_t threshold = (0 - n) % n;
+  while (true) {
+    uint64_t r = next();
+    if (r >= threshold) return r % n;
+  }
+}
+
+void shuffle(std::vector<int64_t> &v, Random &rng) {
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.below(i)]);
 }
 
 uint64_t stableHash(std::string_view s) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dtnn::runtime {
 
@@ -27,6 +28,9 @@ public:
   double uniform();
   // A standard normal deviate (Box-Muller; consumes two uniforms).
   double normal();
+  // A uniform integer in [0, n) for positive n, rejecting the few draws that would make some
+  // residues more likely than others.
+  uint64_t below(uint64_t n);
 
   // The four state words, for checkpoints.
   const std::array<uint64_t, 4> &words() const { return s_; }
@@ -39,6 +43,10 @@ private:
   void seedFrom(uint64_t x);
   std::array<uint64_t, 4> s_{};
 };
+
+// Shuffles v in place with Fisher-Yates driven by rng: the same order with every standard
+// library, as std::shuffle's is not.
+void shuffle(std::vector<int64_t> &v, Random &rng);
 
 // The 64-bit FNV-1a hash of `s`, stable across platforms and runs.
 uint64_t stableHash(std::string_view s);

@@ -1,4 +1,6 @@
-// Reference kernels of the ops declared in ir/ops/Encoding.cpp. embedding copies rows, a
+// Reference kernels of the ops declared in ir/ops/Encoding.cpp. normalize computes each value
+// as the data loader's tables do, (T(v) / 255 - mean) / std in T, so that a model normalizing
+// its u8 input sees the floats the loader would have given it, bit for bit. embedding copies rows, a
 // token per parallel iteration; embedding_backward gives each thread a range of the table's
 // rows and adds the dy rows of the tokens that fall in it in token order, so the sums do not
 // depend on the thread count.
@@ -7,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace dtnn::reference {
 
@@ -20,6 +23,26 @@ template <typename T> void oneHot(const KernelArgs &a) {
     for (int64_t c = 0; c < classes; ++c) out[i * classes + c] = T(0);
     if (label[i] >= 0 && label[i] < classes) out[i * classes + label[i]] = T(1);
   }
+}
+
+template <typename T> void normalize(const KernelArgs &a) {
+  const std::vector<double> &mean = a.op->attrs().getFloats("mean");
+  const std::vector<double> &std = a.op->attrs().getFloats("std");
+  const uint8_t *x = a.in[0].as<uint8_t>();
+  T *y = a.out[0].as<T>();
+  const int64_t n = a.in[0].dim(0), channels = a.in[0].dim(1);
+  const int64_t plane = n && channels ? a.in[0].numel() / (n * channels) : 0;
+  // The value of each byte in each channel (one table when all channels share mean and std).
+  std::vector<T> tables(mean.size() * 256);
+  for (size_t c = 0; c < mean.size(); ++c)
+    for (int v = 0; v < 256; ++v)
+      tables[c * 256 + size_t(v)] = (T(v) / T(255) - T(mean[c])) / T(std[c]);
+  parallelFor(n * channels, [&](int64_t row) {
+    const T *table = tables.data() + (mean.size() > 1 ? size_t(row % channels) * 256 : 0);
+    const uint8_t *from = x + row * plane;
+    T *to = y + row * plane;
+    for (int64_t k = 0; k < plane; ++k) to[k] = table[from[k]];
+  });
 }
 
 template <typename T> void embedding(const KernelArgs &a) {
@@ -67,7 +90,10 @@ void registerEncodingKernels(KernelTable &t) {
   t.add("embedding_backward", [](const KernelArgs &a) {
     dispatchFloat(a.in[0].type.dtype, [&](auto tag) { embeddingBackward<decltype(tag)>(a); });
   });
-  // Dispatch on the result's type: the operand is integer.
+  // Dispatch on the result's type: the operands are integer.
+  t.add("normalize", [](const KernelArgs &a) {
+    dispatchFloat(a.out[0].type.dtype, [&](auto tag) { normalize<decltype(tag)>(a); });
+  });
   t.add("one_hot", [](const KernelArgs &a) {
     dispatchFloat(a.out[0].type.dtype, [&](auto tag) { oneHot<decltype(tag)>(a); });
   });

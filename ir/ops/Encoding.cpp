@@ -1,12 +1,14 @@
-// Label and token encodings: one_hot turns class labels into rows of a float matrix, and
+// Label, token and pixel encodings: one_hot turns class labels into rows of a float matrix,
 // embedding looks tokens up in a learned table, as nn.Embedding: i32 indices [...] and a
-// weight [V, D] give [..., D]. The row of padding_idx (if not -1) starts at zero and takes no
+// weight [V, D] give [..., D], and normalize turns u8 images [N, C, ...] into floats, as
+// torchvision's ToTensor and Normalize: (v / 255 - mean[c]) / std[c]. The row of padding_idx (if not -1) starts at zero and takes no
 // gradient, so a padding token always maps to zeros; an index outside [0, V) gives a row of
 // NaN, which the loss shows, rather than reading outside the table.
 #include "ir/Builder.h"
 #include "ir/OpTable.h"
 #include "ir/ops/ShapeUtil.h"
 
+#include <cmath>
 #include <string>
 
 namespace dtnn::ir {
@@ -97,6 +99,55 @@ Error buildEmbedding(LayerCtx &ctx) {
   return Error::success();
 }
 
+// Checks normalize's mean and std against images x: one value each, or one per channel
+// (dimension 1), each finite and std positive. Returns the message of the first problem, or "".
+std::string normalizeProblem(const TensorType &x, const std::vector<double> &mean,
+                             const std::vector<double> &std) {
+  if (x.dtype != DType::U8 || x.rank() < 2)
+    return "normalize expects u8 images [N, C, ...], got " + x.str();
+  if (mean.size() != std.size())
+    return "normalize takes as many std values as mean values, got " +
+           std::to_string(mean.size()) + " and " + std::to_string(std.size());
+  if (mean.size() != 1 && int64_t(mean.size()) != x.dims[1])
+    return "normalize takes one mean and std, or one per channel (" + std::to_string(x.dims[1]) +
+           " for " + x.str() + "), got " + std::to_string(mean.size());
+  for (size_t c = 0; c < mean.size(); ++c)
+    if (!std::isfinite(mean[c]) || !std::isfinite(std[c]) || !(std[c] > 0))
+      return "normalize needs finite means and positive finite stds, got mean " +
+             formatDouble(mean[c]) + " and std " + formatDouble(std[c]);
+  return "";
+}
+
+// Operand: u8 images [N, C, ...]. Result: floats of the same shape.
+Error inferNormalize(InferCtx &ctx) {
+  const TensorType &x = ctx.operands[0];
+  std::string problem =
+      normalizeProblem(x, ctx.attrs.getFloats("mean"), ctx.attrs.getFloats("std"));
+  if (!problem.empty()) return ctx.fail(problem, {0});
+  std::optional<DType> t = parseDType(ctx.attrs.getString("dtype"));
+  if (!t || !isFloatType(*t))
+    return ctx.fail("normalize dtype must be f32 or f64, got '" + ctx.attrs.getString("dtype") +
+                    "'");
+  ctx.results = {TensorType(*t, x.dims)};
+  return Error::success();
+}
+
+// normalize(mean=[0.0], std=[1.0]): the images' channels scaled to [0, 1], less mean, over std.
+Error buildNormalize(LayerCtx &ctx) {
+  const TensorType &x = ctx.inputs[0];
+  const std::vector<double> &mean = ctx.args.getFloats("mean"), &std = ctx.args.getFloats("std");
+  std::string problem = normalizeProblem(x, mean, std);
+  if (problem.empty()) {
+    ctx.attrs.set("mean", mean);
+    ctx.attrs.set("std", std);
+    return Error::success();
+  }
+  if (x.dtype != DType::U8 || x.rank() < 2) return ctx.fail(problem);
+  bool stdAtFault = mean.size() != std.size();
+  for (double s : std) stdAtFault = stdAtFault || !std::isfinite(s) || !(s > 0);
+  return ctx.fail(problem, stdAtFault ? "std" : "mean");
+}
+
 } // namespace
 
 void registerEncodingOps(BuiltinOps &t) {
@@ -143,6 +194,23 @@ void registerEncodingOps(BuiltinOps &t) {
                 {"dtype", AttrKind::String, AttrValue(std::string("f32"))}},
       .fusion = FusionClass::Opaque,
       .inferShape = inferOneHot,
+  });
+  // No gradient: its operand is integer, so none is ever asked for.
+  t.add({
+      .name = "normalize",
+      .summary = "u8 images [N,C,...] as floats (v/255 - mean[c]) / std[c], as torchvision's "
+                 "ToTensor and Normalize; one mean and std, or one per channel.",
+      .operands = {{"x"}},
+      .attrs = {{"mean", AttrKind::Floats, AttrValue(std::vector<double>{0.0})},
+                {"std", AttrKind::Floats, AttrValue(std::vector<double>{1.0})},
+                {"dtype", AttrKind::String, AttrValue(std::string("f32"))}},
+      .fusion = FusionClass::Opaque,
+      .inferShape = inferNormalize,
+      .macs = nullptr,
+      .layer = LayerSpec{1,
+                         {{"mean", AttrKind::Floats, AttrValue(std::vector<double>{0.0})},
+                          {"std", AttrKind::Floats, AttrValue(std::vector<double>{1.0})}},
+                         buildNormalize},
   });
 }
 

@@ -65,10 +65,12 @@ RunStatus Session::predictImages() {
   StopContext stopping("while predicting the images of " + o_.predictPath);
   const ir::TensorType &in = fwd_->inputs()[0]->type();
   const ir::TensorType &outT = fwd_->outputs()[0]->type();
-  if (in.rank() != 4 || in.dims[1] != 3 || in.dtype != ir::DType::F32 || outT.rank() != 2)
+  const bool bytes = in.dtype == ir::DType::U8;
+  if (in.rank() != 4 || in.dims[1] != 3 || (in.dtype != ir::DType::F32 && !bytes) ||
+      outT.rank() != 2)
     return fail("--predict " + o_.predictPath + ": images are predicted by a classifier of RGB "
-                "images, f32[N, 3, H, W] -> f32[N, C]; model '" + fwd_->name() + "' maps " +
-                in.str() + " to " + outT.str());
+                "images, f32[N, 3, H, W] (or u8) -> f32[N, C]; model '" + fwd_->name() +
+                "' maps " + in.str() + " to " + outT.str());
   Expected<ImageFolderIndex> index = predictFiles(o_.predictPath);
   if (!index) return fail(index.error().message());
   Dataset images;
@@ -86,7 +88,7 @@ RunStatus Session::predictImages() {
   t.resize = std::max(t.resize, std::max(t.height, t.width)); // a crop needs the whole size
   Normalization norm = dataSourceNorm(s_.data);
   if (norm.mean.size() != 1 && norm.mean.size() != 3) norm = {};
-  SampleWriter writer(images, norm, t, s_.seed);
+  SampleWriter writer(images, norm, t, s_.seed, bytes);
 
   std::vector<std::string> classes =
       checkpointClasses(o_.initFromPath.empty() ? o_.resumePath : o_.initFromPath);
@@ -94,16 +96,17 @@ RunStatus Session::predictImages() {
   const int64_t chunk = std::min<int64_t>(images.count, 32);
   auto exec = runner_->executor(*fwd_, chunk);
   if (!exec) return fail(exec.error().message());
-  std::vector<float> batch(size_t(chunk * numel));
+  const size_t sampleBytes = size_t(numel) * (bytes ? 1 : sizeof(float));
+  std::vector<char> batch(size_t(chunk) * sampleBytes);
   SampleScratch scratch;
   BadImageLog bad;
   for (int64_t first = 0; first < images.count; first += chunk) {
     int64_t n = std::min(chunk, images.count - first);
     for (int64_t j = 0; j < n; ++j) {
-      auto got = writer.write(first + j, 0, batch.data() + j * numel, scratch, bad);
+      auto got = writer.write(first + j, 0, batch.data() + size_t(j) * sampleBytes, scratch, bad);
       if (!got) return fail(got.error().message());
     }
-    (*exec)->setInput(0, batch.data(), size_t(chunk * numel) * sizeof(float));
+    (*exec)->setInput(0, batch.data(), batch.size());
     if (Error e = (*exec)->run()) return fail(e.message());
     Tensor logits = (*exec)->output(0);
     const float *z = static_cast<const float *>(logits.raw());

@@ -39,8 +39,8 @@ Error Session::findGraphs() {
                        std::to_string(fwd_->inputs().size()) +
                        " inputs; dtnn-run trains models with one input (images or tokens)");
   const ir::TensorType &in = fwd_->inputs()[0]->type();
-  if (in.dtype != ir::DType::F32 && in.dtype != ir::DType::I32)
-    return Error::make("model input must be f32 (images) or i32 (tokens), got " + in.str());
+  if (in.dtype != ir::DType::F32 && in.dtype != ir::DType::U8 && in.dtype != ir::DType::I32)
+    return Error::make("model input must be f32 or u8 (images) or i32 (tokens), got " + in.str());
   return Error::success();
 }
 
@@ -53,8 +53,9 @@ Error Session::checkData(const Dataset &d, const std::string &which) {
     return Error::make(dataName_ + " gives " + what + ", but model '" + fwd_->name() +
                        "' takes " + in.str() +
                        (d.tokenSamples ? " (token sequences are i32[N, T])"
-                                       : " (images are f32[N, C, H, W]; tokens need a text "
-                                         "source such as text())"));
+                                       : " (images are f32[N, C, H, W], or u8 for a model "
+                                         "that normalizes them; tokens need a text source "
+                                         "such as text())"));
   std::vector<int64_t> want(in.dims.begin() + 1, in.dims.end());
   if (d.sampleShape != want) {
     std::string got;
@@ -154,10 +155,11 @@ Error Session::setUpTransforms() {
   bool files = data_.train.files != nullptr;
   const std::vector<int64_t> &shape = data_.train.sampleShape;
   if (files) {
-    // Image files become the model's input size: f32[N, 3, H, W].
-    if (in.rank() != 4 || in.dims[1] != 3 || in.dtype != ir::DType::F32)
+    // Image files become the model's input size: f32 or u8 [N, 3, H, W].
+    if (in.rank() != 4 || in.dims[1] != 3 || in.dtype == ir::DType::I32)
       return Error::make(dataName_ + " gives RGB images of any size, but model '" + fwd_->name() +
-                         "' takes " + in.str() + " (RGB images are f32[N, 3, H, W])");
+                         "' takes " + in.str() + " (RGB images are f32[N, 3, H, W], or u8 for "
+                         "a model that normalizes them)");
     for (Dataset *d : {&data_.train, &data_.test}) d->sampleShape = {3, in.dims[2], in.dims[3]};
     evalTransform_ = centreCropTransform(in.dims[2], in.dims[3], data_.images.resize,
                                          data_.images.dctScaling);
@@ -194,6 +196,7 @@ LoaderOptions Session::loaderOptions(bool training) const {
   LoaderOptions lo;
   lo.batch = s_.batch;
   lo.norm = data_.norm;
+  lo.bytes = fwd_->inputs()[0]->type().dtype == ir::DType::U8;
   lo.transform = training ? trainTransform_ : evalTransform_;
   lo.workers = dataWorkers_;
   lo.prefetch = o_.prefetch;

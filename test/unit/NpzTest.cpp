@@ -1,14 +1,19 @@
 // Tests of the .npz reader: the files numpy.savez and savez_compressed wrote (Inputs/npz, made by
 // make_fixtures.py there), zips built here for the cases numpy does not write (zip64 records,
-// other header spellings) and for every corruption the reader must name, and npyLabels.
+// other header spellings) and for every corruption the reader must name, npyLabels, and the
+// streamed chunks (NpzChunks): the epoch's order and the chunk cache.
 #include "runtime/train/data/Npz.h"
+#include "runtime/train/data/NpzChunks.h"
 
 #include "test/unit/TempDir.h"
 
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
+#include <set>
+#include <thread>
 
 using namespace dtnn;
 using dtnn::testing::readFile;
@@ -509,6 +514,118 @@ TEST(NpzLabelsTest, RefusedShapesAndTypes) {
             "the labels' 8 bytes do not match their shape (3,) and type '<i4'");
   EXPECT_EQ(failure(npyLabels(array("<i4", {-1}, {0}, 4), 0)),
             "the labels' 4 bytes do not match their shape (-1,) and type '<i4'");
+}
+
+// Chunks of 5, 3, 7, 1 and 4 samples (no files: orders read none).
+NpzChunks fiveChunks(int64_t window) {
+  return NpzChunks({"a", "b", "c", "d", "e"}, {5, 3, 7, 1, 4}, {1, 2, 2}, window);
+}
+
+TEST(NpzChunksTest, ChunkOfSample) {
+  NpzChunks c = fiveChunks(2);
+  EXPECT_EQ(c.count(), 20);
+  EXPECT_EQ(c.chunkOf(0), 0u);
+  EXPECT_EQ(c.chunkOf(4), 0u);
+  EXPECT_EQ(c.chunkOf(5), 1u);
+  EXPECT_EQ(c.chunkOf(15), 3u);
+  EXPECT_EQ(c.chunkOf(16), 4u);
+  EXPECT_EQ(c.chunkOf(19), 4u);
+  EXPECT_EQ(c.firstSample(2), 8);
+}
+
+// An epoch's order holds each index once, and each window of chunks in it holds the samples of
+// `window` whole chunks: a cache of two windows serves every batch.
+TEST(NpzChunksTest, OrderIsAPermutationAWindowOfChunksAtATime) {
+  NpzChunks c = fiveChunks(2);
+  std::vector<int64_t> all(20);
+  for (int64_t i = 0; i < 20; ++i) all[size_t(i)] = i;
+  for (int64_t epoch = 0; epoch < 4; ++epoch) {
+    std::vector<int64_t> order = c.shuffled(all, 7, epoch);
+    std::vector<int64_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, all);
+    // Walk the windows: the chunks of the first samples of each, two at a time.
+    size_t at = 0;
+    std::set<size_t> seen;
+    while (at < order.size()) {
+      std::set<size_t> window;
+      int64_t size = 0;
+      for (size_t k = at; k < order.size() && window.size() <= 2; ++k) {
+        size_t chunk = c.chunkOf(order[k]);
+        if (!window.count(chunk) && window.size() == 2) break;
+        if (window.insert(chunk).second) size += c.firstSample(chunk + 1) - c.firstSample(chunk);
+      }
+      for (int64_t k = 0; k < size; ++k) EXPECT_TRUE(window.count(c.chunkOf(order[at + size_t(k)])));
+      for (size_t chunk : window) EXPECT_TRUE(seen.insert(chunk).second) << "chunk " << chunk;
+      at += size_t(size);
+    }
+    EXPECT_EQ(seen.size(), 5u);
+  }
+  // The same seed and epoch give the same order; another epoch another.
+  EXPECT_EQ(c.shuffled(all, 7, 1), c.shuffled(all, 7, 1));
+  EXPECT_NE(c.shuffled(all, 7, 1), c.shuffled(all, 7, 2));
+  EXPECT_NE(c.shuffled(all, 7, 1), c.shuffled(all, 8, 1));
+}
+
+// A subset of the samples (the training part of a validation split) is ordered alone.
+TEST(NpzChunksTest, OrderOfASubset) {
+  NpzChunks c = fiveChunks(3);
+  std::vector<int64_t> some = {0, 3, 6, 9, 12, 15, 18};
+  std::vector<int64_t> order = c.shuffled(some, 1, 0);
+  std::sort(order.begin(), order.end());
+  EXPECT_EQ(order, some);
+}
+
+using NpzChunksCacheTest = TempDirTest;
+
+// A chunk file of n samples [1, 2, 2] whose bytes are the sample's number plus the position.
+std::string chunkFile(int64_t first, int64_t n) {
+  std::string x;
+  for (int64_t s = 0; s < n; ++s)
+    for (int k = 0; k < 4; ++k) x += char(uint8_t(first + s + k));
+  std::string y(size_t(n), '\0');
+  return makeZip({{"x.npy", npy(dict("|u1", "(" + std::to_string(n) + ", 1, 2, 2)"), x), 8},
+                  {"y.npy", npy(dict("|u1", "(" + std::to_string(n) + ",)"), y)}});
+}
+
+// The cache holds two windows of chunks, decompresses each chunk once while it stays, and gives
+// every thread the same pixels.
+TEST_F(NpzChunksCacheTest, DecompressesAChunkOnceWhileItIsCached) {
+  std::vector<std::string> files;
+  std::vector<int64_t> counts = {3, 2, 4};
+  int64_t first = 0;
+  for (size_t c = 0; c < counts.size(); ++c) {
+    files.push_back(path("c" + std::to_string(c) + ".npz"));
+    writeFile(files.back(), chunkFile(first, counts[c]));
+    first += counts[c];
+  }
+  NpzChunks chunks(files, counts, {1, 2, 2}, 1); // a cache of two chunks
+  std::vector<std::thread> threads;
+  std::vector<NpzChunks::Pixels> got(4);
+  for (size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] { got[t] = *chunks.pixels(1); });
+  for (std::thread &t : threads) t.join();
+  EXPECT_EQ(chunks.loads(), 1);
+  for (const auto &p : got) EXPECT_EQ(p, got[0]);
+  ASSERT_EQ(got[0]->size(), 8u);
+  EXPECT_EQ((*got[0])[0], 3);  // sample 3 (the chunk's first), position 0
+  EXPECT_EQ((*got[0])[7], 7);  // sample 4, position 3
+  ASSERT_TRUE(chunks.pixels(0));
+  EXPECT_EQ(chunks.loads(), 2);
+  ASSERT_TRUE(chunks.pixels(1)); // still cached
+  EXPECT_EQ(chunks.loads(), 2);
+  ASSERT_TRUE(chunks.pixels(2)); // evicts chunk 0, used longest ago
+  ASSERT_TRUE(chunks.pixels(1));
+  EXPECT_EQ(chunks.loads(), 3);
+  ASSERT_TRUE(chunks.pixels(0));
+  EXPECT_EQ(chunks.loads(), 4);
+  // A chunk rewritten with another shape after indexing is refused, naming the file.
+  writeFile(files[2], chunkFile(5, 3));
+  NpzChunks changed(files, counts, {1, 2, 2}, 1);
+  Expected<NpzChunks::Pixels> bad = changed.pixels(2);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message(), files[2] + ": 'x' changed since the chunks were indexed (it is "
+                                              "no longer uint8 of the shape it had)");
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 
 #include "runtime/train/data/ImageDecode.h"
 #include "runtime/train/data/ImageFolder.h"
+#include "runtime/train/data/NpzChunks.h"
 
 #include <cstdint>
 #include <memory>
@@ -21,9 +22,10 @@ struct Vocabulary {
   bool bytes() const { return chars.empty(); }
 };
 
-// Samples stored back to back, sample-major: u8 pixels (the images a model takes as f32), or
-// i32 tokens (the token sequences a model takes as i32); or image files (`files`), which the
-// loader decodes into the model's input size (sampleShape {3, H, W}, set by the run).
+// Samples stored back to back, sample-major: u8 pixels (the images a model takes as f32 or u8),
+// or i32 tokens (the token sequences a model takes as i32); or image files (`files`), which the
+// loader decodes into the model's input size (sampleShape {3, H, W}, set by the run); or NPZ
+// chunks (`chunks`), whose pixels the loader decompresses a chunk at a time.
 struct Dataset {
   int64_t count = 0;                 // Number of samples.
   std::vector<int64_t> sampleShape;  // Shape of one sample, e.g. {1,28,28} or {128} tokens.
@@ -39,6 +41,7 @@ struct Dataset {
   Vocabulary vocab;                  // Token samples: how tokens map to text.
   const char *noun = "images";       // What a sample is, for rates: "images", "sequences".
   std::shared_ptr<const ImageFolderIndex> files; // Image files, read when a batch needs them.
+  std::shared_ptr<const NpzChunks> chunks; // NPZ chunks, decompressed when a batch needs them.
   std::vector<std::string> classNames; // Names of the classes, when the source has them.
   int64_t maxPixels = kDefaultMaxImagePixels; // Files: images with more pixels are refused.
   bool skipBadImages = true; // Files: replace an unreadable image by another (else fail).

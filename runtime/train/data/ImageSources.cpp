@@ -1,5 +1,6 @@
 // The data sources of image files: folders of JPEG and PNG files in ImageNet's layout, read as
-// batches need them, and PyDTNN's NPZ chunks, read into memory.
+// batches need them, and PyDTNN's NPZ chunks, decompressed as batches need them or read into
+// memory.
 #include "runtime/train/data/BuiltinSources.h"
 
 #include "ir/Attributes.h"
@@ -52,9 +53,11 @@ Expected<Dataset> indexSplit(const Source &src, const DataSpec &spec, const std:
   return d;
 }
 
-// Reads every .npz chunk of folder `dir` (in name order) into one in-memory set: `x` uint8
-// [N, C, S, S] and `y` the labels, less `offset`.
-Expected<Dataset> readNpzChunks(const Source &src, const std::string &dir, int64_t offset) {
+// Indexes the .npz chunks of folder `dir` (in name order): `x` uint8 [N, C, S, S] (its header
+// alone) and `y` the labels, less `offset`. The pixels are read into memory when inMemory, else
+// decompressed a chunk at a time as batches need them, `window` chunks shuffled together.
+Expected<Dataset> readNpzChunks(const Source &src, const std::string &dir, int64_t offset,
+                                bool inMemory, int64_t window) {
   std::string name = src.name;
   std::vector<std::string> files;
   std::error_code ec;
@@ -64,8 +67,9 @@ Expected<Dataset> readNpzChunks(const Source &src, const std::string &dir, int64
   std::sort(files.begin(), files.end());
   if (files.empty()) return Error::make(name + ": " + dir + " has no .npz files; " + src.hint);
   Dataset d;
+  std::vector<int64_t> counts;
   for (const std::string &f : files) {
-    Expected<NpyArray> x = readNpzArray(f, "x");
+    Expected<NpyArray> x = inMemory ? readNpzArray(f, "x") : readNpzHeader(f, "x");
     if (!x) return x.takeError();
     Expected<NpyArray> y = readNpzArray(f, "y");
     if (!y) return y.takeError();
@@ -83,10 +87,13 @@ Expected<Dataset> readNpzChunks(const Source &src, const std::string &dir, int64
                          std::to_string(labels->size()) + " labels");
     d.sampleShape = sample;
     d.count += x->shape[0];
+    counts.push_back(x->shape[0]);
     d.pixels.insert(d.pixels.end(), x->data.begin(), x->data.end());
     d.labels.insert(d.labels.end(), labels->begin(), labels->end());
   }
   for (int32_t l : d.labels) d.numClasses = std::max(d.numClasses, l + 1);
+  if (!inMemory)
+    d.chunks = std::make_shared<NpzChunks>(std::move(files), counts, d.sampleShape, window);
   return d;
 }
 
@@ -151,11 +158,17 @@ Expected<DataSplits> loadNpzChunks(const Source &src, const DataSpec &spec,
   Expected<std::string> root = sourceDir(src, spec, dir);
   if (!root) return root.takeError();
   int64_t offset = getArg<int64_t>(spec, "label_offset", 0);
+  int64_t window = getArg<int64_t>(spec, "window", 4);
+  if (window < 1 || window > 4096)
+    return Error::make(std::string(src.name) + ": 'window' must be in 1..4096 chunks, got " +
+                       std::to_string(window));
+  bool inMemory = getArg<bool>(spec, "in_memory", false);
   DataSplits s;
   for (auto [set, arg, def] : {std::tuple{&s.train, "train", "train"},
                                std::tuple{&s.test, "test", "val"}}) {
     Expected<Dataset> d =
-        readNpzChunks(src, (fs::path(*root) / getArg<std::string>(spec, arg, def)).string(), offset);
+        readNpzChunks(src, (fs::path(*root) / getArg<std::string>(spec, arg, def)).string(),
+                      offset, inMemory, window);
     if (!d) return d.takeError();
     *set = std::move(*d);
   }
@@ -164,6 +177,10 @@ Expected<DataSplits> loadNpzChunks(const Source &src, const DataSpec &spec,
   // ImageNet's normalization for RGB chunks; others are scaled to [0, 1].
   if (s.train.sampleShape[0] != 3) s.norm = {{0.0f}, {1.0f}};
   s.description = describe(src, s) + ", from " + *root;
+  if (!inMemory)
+    s.description += "; " + std::to_string(s.train.chunks->chunks()) +
+                     " training chunks decompressed as batches need them, " +
+                     std::to_string(window) + " shuffled together";
   return s;
 }
 

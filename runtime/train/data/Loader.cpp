@@ -23,33 +23,16 @@ constexpr size_t kQueueDepth = 2;
 // Seed stream of the validation split, apart from the epoch streams 0, 1, 2, ...
 constexpr uint64_t kValidationStream = 0x76616c6964617465ull;
 
-// Returns a uniform integer in [0, n) for positive n, rejecting the few draws that would
-// make some residues more likely than others.
-uint64_t below(runtime::Random &rng, uint64_t n) {
-  uint64_t threshold = (0 - n) % n;
-  while (true) {
-    uint64_t r = rng.next();
-    if (r >= threshold)
-      return r % n;
-  }
-}
-
 // A steady clock in seconds.
 double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Shuffles v in place with Fisher-Yates driven by rng.
-void shuffle(std::vector<int64_t> &v, runtime::Random &rng) {
-  for (size_t i = v.size(); i > 1; --i)
-    std::swap(v[i - 1], v[below(rng, i)]);
 }
 
 } // namespace
 
 BatchLoader::BatchLoader(const Dataset &data, std::vector<int64_t> indices, LoaderOptions opts)
     : data_(data), indices_(std::move(indices)), opts_(std::move(opts)),
-      writer_(data_, opts_.norm, opts_.transform, opts_.seed),
+      writer_(data_, opts_.norm, opts_.transform, opts_.seed, opts_.bytes),
       bad_(std::make_unique<BadImageLog>()) {
   assert(opts_.batch > 0 && "batch size must be positive");
   assert(opts_.workers > 0 && "a loader needs a worker");
@@ -68,9 +51,12 @@ BatchLoader::~BatchLoader() { stopWorkers(); }
 void BatchLoader::startEpoch(int64_t epoch) {
   stopWorkers();
   order_ = indices_;
-  if (opts_.shuffle) {
+  if (opts_.shuffle && data_.chunks) {
+    // A window of chunks at a time, so that the chunk cache serves the batches.
+    order_ = data_.chunks->shuffled(indices_, opts_.seed, epoch);
+  } else if (opts_.shuffle) {
     runtime::Random rng(opts_.seed, uint64_t(epoch));
-    shuffle(order_, rng);
+    runtime::shuffle(order_, rng);
   }
   epoch_ = epoch;
   nextBatch_ = 0;
@@ -146,19 +132,18 @@ Error BatchLoader::makeBatch(int64_t b, Batch &out, SampleScratch &scratch) cons
   if (begin == end) end = (begin = first) + 1; // a stand-in sample
   out.size = end - begin;
   out.tokenInputs = data_.tokenSamples;
-  if (data_.tokenSamples) {
-    out.images.clear();
-    out.tokens.resize(size_t(out.size * sampleNumel_));
-  } else {
-    out.tokens.clear();
-    out.images.resize(size_t(out.size * sampleNumel_));
-  }
+  out.byteInputs = !data_.tokenSamples && opts_.bytes;
+  const size_t numel = size_t(out.size * sampleNumel_);
+  out.tokens.resize(out.tokenInputs ? numel : 0);
+  out.pixels.resize(out.byteInputs ? numel : 0);
+  out.images.resize(out.tokenInputs || out.byteInputs ? 0 : numel);
   int64_t perSample = data_.labelsPerSample;
   out.labels.resize(size_t(out.size * perSample));
   out.counted = 0;
   for (int64_t j = 0; j < out.size; ++j) {
-    void *dst = data_.tokenSamples ? static_cast<void *>(out.tokens.data() + j * sampleNumel_)
-                                   : static_cast<void *>(out.images.data() + j * sampleNumel_);
+    void *dst = out.tokenInputs  ? static_cast<void *>(out.tokens.data() + j * sampleNumel_)
+                : out.byteInputs ? static_cast<void *>(out.pixels.data() + j * sampleNumel_)
+                                 : static_cast<void *>(out.images.data() + j * sampleNumel_);
     Expected<int64_t> sample = writer_.write(order_[size_t(begin + j)], epoch_, dst, scratch, *bad_);
     if (!sample) return sample.takeError();
     const int32_t *from = data_.labels.data() + *sample * perSample;
@@ -246,7 +231,7 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> splitValidation(int64_t co
   std::vector<int64_t> perm(size_t(std::max<int64_t>(count, 0)));
   std::iota(perm.begin(), perm.end(), int64_t(0));
   runtime::Random rng(seed, kValidationStream);
-  shuffle(perm, rng);
+  runtime::shuffle(perm, rng);
   auto numVal = std::ptrdiff_t(std::llround(fraction * double(count)));
   std::vector<int64_t> val(perm.begin(), perm.begin() + numVal);
   std::vector<int64_t> train(perm.begin() + numVal, perm.end());

@@ -18,7 +18,7 @@
 
 namespace dtnn {
 
-// One batch: size samples back to back, as floats (images) or i32 tokens, and their labels
+// One batch: size samples back to back, as floats or bytes (images) or i32 tokens, and their labels
 // (the data set's labelsPerSample each). In a run over several ranks it is this rank's part
 // of a global batch: `samples` of the global batch's `globalSize` (its share of the step). A
 // rank whose part is empty gets one stand-in sample (the global batch's first) and samples =
@@ -30,16 +30,20 @@ struct Batch {
   int64_t offset = 0;  // of this rank's first sample in the global batch
   int64_t counted = 0; // labels of the `samples` a loss counts (not the ignore index)
   std::vector<float> images;
+  std::vector<uint8_t> pixels;
   std::vector<int32_t> tokens;
   std::vector<int32_t> labels;
   bool tokenInputs = false; // the inputs are `tokens`, not `images`
+  bool byteInputs = false;  // the inputs are `pixels` (u8 images), not `images`
   // The inputs, and the bytes of one sample's.
   const void *input() const {
-    return tokenInputs ? static_cast<const void *>(tokens.data()) : images.data();
+    if (tokenInputs) return tokens.data();
+    return byteInputs ? static_cast<const void *>(pixels.data()) : images.data();
   }
   size_t sampleBytes() const {
     if (!size) return 0;
-    return tokenInputs ? tokens.size() / size * sizeof(int32_t) : images.size() / size * sizeof(float);
+    if (tokenInputs) return tokens.size() / size * sizeof(int32_t);
+    return byteInputs ? pixels.size() / size : images.size() / size * sizeof(float);
   }
 };
 
@@ -49,7 +53,8 @@ struct LoaderOptions {
   bool shuffle = true;    // Shuffle the order every epoch, seeded by (seed, epoch).
   bool dropLast = false;  // Drop the last batch of an epoch if it is partial.
   uint64_t seed = 0;      // Seed of the shuffle.
-  Normalization norm;     // Normalization of the pixels.
+  Normalization norm;     // Normalization of the pixels (unless bytes).
+  bool bytes = false;     // Images as their u8 pixels, for a model that normalizes them itself.
   ImageTransform transform; // Augmentation, and for image files the crop and resize.
   bool prefetch = true;   // Prepare the next batches on background threads.
   int workers = 1;        // Threads preparing batches (with prefetch), each a whole batch.

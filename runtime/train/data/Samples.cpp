@@ -9,6 +9,7 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 #include <fcntl.h>
 #include <xmmintrin.h>
@@ -82,10 +83,14 @@ std::string BadImageLog::first() const {
 }
 
 SampleWriter::SampleWriter(const Dataset &data, const Normalization &norm,
-                           const ImageTransform &transform, uint64_t seed)
-    : data_(data), transform_(transform), seed_(seed) {
+                           const ImageTransform &transform, uint64_t seed, bool bytes)
+    : data_(data), transform_(transform), seed_(seed), bytes_(bytes) {
   assert(norm.mean.size() == norm.std.size() && "mean and std need one value per channel");
   if (data_.tokenSamples) return; // Tokens are not normalized.
+  if (bytes_) {
+    for (int v = 0; v < 256; ++v) identity_.push_back(uint8_t(v));
+    return;
+  }
   if (norm.mean.empty()) {
     lookup_.push_back(lookupTable(0.0f, 1.0f)); // Exactly v/255.
     return;
@@ -99,20 +104,42 @@ SampleWriter::SampleWriter(const Dataset &data, const Normalization &norm,
 
 Expected<int64_t> SampleWriter::write(int64_t sample, int64_t epoch, void *dst, SampleScratch &s,
                                       BadImageLog &bad) const {
-  const int64_t numel = data_.sampleNumel();
   if (data_.tokenSamples) {
+    const int64_t numel = data_.sampleNumel();
     const int32_t *from = data_.tokens.data() + sample * numel;
     std::copy(from, from + numel, static_cast<int32_t *>(dst));
     return sample;
   }
-  float *out = static_cast<float *>(dst);
+  if (bytes_) return writeImage(sample, epoch, static_cast<uint8_t *>(dst), s, bad);
+  return writeImage(sample, epoch, static_cast<float *>(dst), s, bad);
+}
+
+template <typename T> const T *SampleWriter::table(int64_t c) const {
+  if constexpr (std::is_same_v<T, uint8_t>)
+    return identity_.data();
+  else
+    return lookup_[lookup_.size() > 1 ? size_t(c) : 0].data();
+}
+
+template <typename T>
+Expected<int64_t> SampleWriter::writeImage(int64_t sample, int64_t epoch, T *dst,
+                                           SampleScratch &s, BadImageLog &bad) const {
+  const int64_t numel = data_.sampleNumel();
+  if (data_.chunks) {
+    size_t chunk = data_.chunks->chunkOf(sample);
+    Expected<NpzChunks::Pixels> pixels = data_.chunks->pixels(chunk);
+    if (!pixels) return pixels.takeError();
+    writePlanar((*pixels)->data() + (sample - data_.chunks->firstSample(chunk)) * numel, sample,
+                epoch, dst);
+    return sample;
+  }
   if (!data_.files) {
-    writePlanar(sample, epoch, out);
+    writePlanar(data_.pixels.data() + sample * numel, sample, epoch, dst);
     return sample;
   }
   for (int64_t k = 0; k <= kReplacementTries; ++k) {
     int64_t candidate = (sample + k) % data_.count;
-    Error e = writeFile(candidate, epoch, out, s);
+    Error e = writeFile(candidate, epoch, dst, s);
     if (!e) return candidate;
     if (!data_.skipBadImages)
       return Error::make(e.message() + " (the data source's bad_images=\"skip\" replaces such "
@@ -123,15 +150,15 @@ Expected<int64_t> SampleWriter::write(int64_t sample, int64_t epoch, void *dst, 
                      " images after it cannot be read; the first: " + bad.first());
 }
 
-void SampleWriter::writePlanar(int64_t sample, int64_t epoch, float *dst) const {
+template <typename T>
+void SampleWriter::writePlanar(const uint8_t *src, int64_t sample, int64_t epoch, T *dst) const {
   const std::vector<int64_t> &shape = data_.sampleShape;
   const int64_t numel = data_.sampleNumel();
-  const uint8_t *src = data_.pixels.data() + sample * numel;
-  const int64_t channels = lookup_.size() > 1 ? int64_t(lookup_.size()) : 1;
+  const int64_t channels = tables();
   const int64_t plane = numel / channels;
   if (!transform_.random() || shape.size() != 3) {
     for (int64_t c = 0; c < channels; ++c) {
-      const float *table = lookup_[size_t(c)].data();
+      const T *table = this->table<T>(c);
       for (int64_t k = 0; k < plane; ++k) *dst++ = table[*src++];
     }
     return;
@@ -141,7 +168,7 @@ void SampleWriter::writePlanar(int64_t sample, int64_t epoch, float *dst) const 
   SampleDraws draws(seed_, epoch, sample);
   PlanarWindow w = planarWindow(H, W, transform_, draws);
   for (int64_t c = 0; c < C; ++c) {
-    const float *table = lookup_[lookup_.size() > 1 ? size_t(c) : 0].data();
+    const T *table = this->table<T>(c);
     const uint8_t *chan = src + c * H * W;
     for (int64_t y = 0; y < H; ++y) {
       int64_t sy = y + w.dy;
@@ -154,7 +181,8 @@ void SampleWriter::writePlanar(int64_t sample, int64_t epoch, float *dst) const 
   }
 }
 
-Error SampleWriter::writeFile(int64_t sample, int64_t epoch, float *dst, SampleScratch &s) const {
+template <typename T>
+Error SampleWriter::writeFile(int64_t sample, int64_t epoch, T *dst, SampleScratch &s) const {
   std::string path = data_.files->path(sample);
   if (Error e = readWholeFile(path, s.file)) return e;
   const int64_t H = transform_.height, W = transform_.width;
@@ -163,20 +191,21 @@ Error SampleWriter::writeFile(int64_t sample, int64_t epoch, float *dst, SampleS
   Expected<bool> flip = transformImage(s.file.data(), s.file.size(), transform_, data_.maxPixels,
                                        draws, s.transform, s.pixels.data());
   if (!flip) return Error::make(path + ": " + flip.error().message());
-  // HWC to CHW, flipped or not, through the tables; four floats at a time, stored past the
+  // HWC to CHW, flipped or not, through the tables; floats four at a time, stored past the
   // caches where the output is aligned (a batch of images is larger than they are, and it is
   // read next by the copy into the model's input, not by this thread).
   for (int64_t c = 0; c < 3; ++c) {
-    const float *table = lookup_[lookup_.size() > 1 ? size_t(c) : 0].data();
+    const T *table = this->table<T>(c);
     for (int64_t y = 0; y < H; ++y) {
       const uint8_t *row = s.pixels.data() + y * W * 3 + c;
       int64_t step = *flip ? -3 : 3, first = *flip ? (W - 1) * 3 : 0;
       const uint8_t *p = row + first;
       int64_t x = 0;
-      if (reinterpret_cast<uintptr_t>(dst) % 16 == 0)
-        for (; x + 4 <= W; x += 4, dst += 4, p += 4 * step)
-          _mm_stream_ps(dst, _mm_setr_ps(table[p[0]], table[p[step]], table[p[2 * step]],
-                                         table[p[3 * step]]));
+      if constexpr (std::is_same_v<T, float>)
+        if (reinterpret_cast<uintptr_t>(dst) % 16 == 0)
+          for (; x + 4 <= W; x += 4, dst += 4, p += 4 * step)
+            _mm_stream_ps(dst, _mm_setr_ps(table[p[0]], table[p[step]], table[p[2 * step]],
+                                           table[p[3 * step]]));
       for (; x < W; ++x, p += step) *dst++ = table[*p];
     }
   }

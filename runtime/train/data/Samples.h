@@ -1,6 +1,7 @@
-// Writing one sample into a batch, in the model's input layout (NCHW floats, or i32 tokens):
-// an in-memory image through its augmentation window, an image file read, decoded, cropped,
-// resized and flipped, then normalised per channel. What a sample becomes depends only on the
+// Writing one sample into a batch, in the model's input layout (NCHW floats or u8 pixels, or
+// i32 tokens): an in-memory image through its augmentation window, an image file read, decoded,
+// cropped, resized and flipped, then normalised per channel (floats) or left as it is (bytes,
+// for a model that normalizes its images itself). What a sample becomes depends only on the
 // data, the transform, the seed, the epoch and the sample's index.
 #pragma once
 
@@ -46,10 +47,12 @@ private:
 
 class SampleWriter {
 public:
-  // data must outlive the writer.
+  // data must outlive the writer. bytes: images are written as their u8 pixels, and norm is
+  // not used.
   SampleWriter(const Dataset &data, const Normalization &norm, const ImageTransform &transform,
-               uint64_t seed);
-  // Writes sample `sample` as epoch `epoch` sees it to dst (prod(sampleShape) floats, or tokens).
+               uint64_t seed, bool bytes = false);
+  // Writes sample `sample` as epoch `epoch` sees it to dst (prod(sampleShape) floats or bytes,
+  // or tokens).
   // Returns the sample whose label goes with it: `sample`, or for an image file that cannot be
   // read (when the data set skips those) the next readable one, logged in `bad`. Errors name the
   // file and the problem.
@@ -57,15 +60,27 @@ public:
                           BadImageLog &bad) const;
 
 private:
-  // An in-memory image through the transform's window.
-  void writePlanar(int64_t sample, int64_t epoch, float *dst) const;
+  // An image, in memory or from a file (errors without replacement), written as T (float or
+  // uint8_t).
+  template <typename T> Expected<int64_t> writeImage(int64_t sample, int64_t epoch, T *dst,
+                                                     SampleScratch &s, BadImageLog &bad) const;
+  // An image [C, H, W] of u8 pixels at src, in memory, through the transform's window.
+  template <typename T>
+  void writePlanar(const uint8_t *src, int64_t sample, int64_t epoch, T *dst) const;
   // An image file; errors without replacement.
-  Error writeFile(int64_t sample, int64_t epoch, float *dst, SampleScratch &s) const;
+  template <typename T>
+  Error writeFile(int64_t sample, int64_t epoch, T *dst, SampleScratch &s) const;
+  // The value each u8 pixel of channel c becomes, and the number of channels with a table of
+  // their own (1: one for all).
+  template <typename T> const T *table(int64_t c) const;
+  int64_t tables() const { return bytes_ ? 1 : int64_t(lookup_.size()); }
 
   const Dataset &data_;
   ImageTransform transform_;
   uint64_t seed_;
+  bool bytes_;
   std::vector<std::vector<float>> lookup_; // per channel (or one for all): the float of each u8
+  std::vector<uint8_t> identity_;          // bytes: each u8 itself
 };
 
 } // namespace dtnn

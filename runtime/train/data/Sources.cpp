@@ -287,9 +287,15 @@ Error registerBuiltinDataSources() {
        "pass --data DIR naming a directory with the MNIST IDX files "
        "(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-...)"},
       {"npz_chunks",
-       {{"dir", K::String}, {"train", K::String}, {"test", K::String}, {"label_offset", K::Int}},
+       {{"dir", K::String},
+        {"train", K::String},
+        {"test", K::String},
+        {"label_offset", K::Int},
+        {"window", K::Int},
+        {"in_memory", K::Bool}},
        "PyDTNN's ImageNet chunks: .npz files of x (uint8 [N, 3, S, S]) and y (labels, less "
-       "label_offset) in dir/train and dir/val, held in memory",
+       "label_offset) in dir/train and dir/val, decompressed as batches need them (window: the "
+       "chunks an epoch shuffles together, default 4) or held in memory (in_memory=true)",
        loadNpzChunks, {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}},
        "/usr/share/datasets/imagenet-npz",
        "pass --data DIR naming a folder with train/ and val/ folders of .npz chunks"},
