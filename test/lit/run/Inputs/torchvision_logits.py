@@ -5,13 +5,15 @@
 It builds torchvision's ARCH with random weights and random batch norm statistics (so that
 inference uses them; a vision transformer's class token and head, zero at first, are drawn
 too), converts its state_dict with tools/torchvision_weights.py, runs `dtnn-run --init-from
---predict` on a random batch of two images, and compares the logits with torchvision's in eval
+--predict` on a random batch of two images (random bytes for a model of u8 images, which
+torchvision sees normalized by ImageNet's mean and std), and compares the logits with torchvision's in eval
 mode: the largest difference must stay within float32 rounding of the logits' scale (1e-4 of
 the largest magnitude). It also converts the weights back (to-torch) and checks that the
 state_dict is the original one, bit for bit.
 """
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -47,9 +49,18 @@ def main(arch, model, dtnnc, dtnn_run, work):
     subprocess.run([sys.executable, CONVERTER, "to-dtnn", arch, model, weights,
                     "--state-dict", state_path, "--dtnnc", dtnnc], check=True)
 
-    x = torch.randn(2, 3, 224, 224)
-    data = x.numpy().astype("<f4").tobytes()
-    header = json.dumps({"x": {"dtype": "F32", "shape": list(x.shape),
+    # A model of u8 images normalizes them itself (ImageNet's mean and std), as torchvision's
+    # transforms ToTensor and Normalize do before the network.
+    if re.search(r"\(x: u8\[", open(model).read()):
+        pixels = torch.randint(0, 256, (2, 3, 224, 224), dtype=torch.uint8)
+        data, dtype = pixels.numpy().tobytes(), "U8"
+        mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+        std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+        x = (pixels.float() / 255 - mean) / std
+    else:
+        x = torch.randn(2, 3, 224, 224)
+        data, dtype = x.numpy().astype("<f4").tobytes(), "F32"
+    header = json.dumps({"x": {"dtype": dtype, "shape": list(x.shape),
                                "data_offsets": [0, len(data)]}}).encode()
     header += b" " * (-len(header) % 8)
     inputs = os.path.join(work, "x.safetensors")
