@@ -28,6 +28,11 @@ config.substitutions.append(("%dtnn_sim", os.path.join(config.dtnn_tools_dir, "d
 # test/extensions: dtnnc and dtnn-run with extensions registered from outside dtnn's sources.
 config.substitutions.append(
     ("%dtnn_extensions", os.path.join(config.dtnn_tools_dir, "dtnn-extensions")))
+# The example plugins (examples/plugins) and the test's plugin of another API version, as built.
+config.substitutions.append(
+    ("%plugins", os.path.join(config.dtnn_obj_root, "examples", "plugins")))
+config.substitutions.append(
+    ("%wrong_version_plugin", os.path.join(config.dtnn_obj_root, "test", "extensions", "wrong_version.so")))
 config.substitutions.append(
     ("%expect_exit", config.python_executable + " " + os.path.join(lit_inputs_dir, "expect_exit.py"))
 )

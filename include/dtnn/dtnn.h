@@ -3,6 +3,7 @@
 
 #include "dtnn/Compiler.h"
 #include "dtnn/Error.h"
+#include "dtnn/Plugin.h"
 #include "dtnn/Registry.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Version.h"

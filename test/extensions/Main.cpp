@@ -1,4 +1,5 @@
-// dtnn-extensions: dtnn's drivers with this program's extensions registered.
+// dtnn-extensions: dtnn's drivers with this program's extension (the op `square`) registered;
+// they load plugins (--plugin) as the plain programs do.
 //
 //   dtnn-extensions dtnnc ARGS...     dtnnc with the extensions
 //   dtnn-extensions dtnn-run ARGS...  dtnn-run with the extensions
@@ -58,8 +59,7 @@ int usage() {
 int main(int argc, char **argv) {
   if (argc < 2) return usage();
   // The built-in entries first, then this program's.
-  for (dtnn::Error (*reg)() : {dtnn::registerBuiltins, ext::registerSquare, ext::registerSignSgd,
-                               ext::registerOpStats, ext::registerToyData}) {
+  for (dtnn::Error (*reg)() : {dtnn::registerBuiltins, ext::registerSquare}) {
     if (dtnn::Error e = reg()) {
       std::fprintf(stderr, "dtnn-extensions: error: %s\n", e.message().c_str());
       return 1;

@@ -17,8 +17,7 @@ echo "installed: $(cd "$work/prefix" && ls lib/libdtnn.so* lib/cmake/dtnn lib/pk
 mkdir "$work/app"
 cp "$src/CMakeLists.txt" "$src/use_dtnn.cpp" "$work/app/"
 mkdir "$work/app/extensions"
-(cd "$src/../extensions" && cp Extensions.h Main.cpp Square.cpp SignSgd.cpp OpStats.cpp ToyData.cpp \
-  "$work/app/extensions/")
+(cd "$src/../extensions" && cp Extensions.h Main.cpp Square.cpp "$work/app/extensions/")
 cmake -S "$work/app" -B "$work/app/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
 cmake --build "$work/app/build" > "$work/build.log"
@@ -28,12 +27,37 @@ echo "cmake: built use_dtnn, linked with $(ldd "$work/app/build/use_dtnn" | grep
 "$work/app/build/use_dtnn" ops > "$work/use_dtnn.out"
 grep -v "^param\|^buffer\|^  %" "$work/use_dtnn.out" | head -n 18
 
-# The extensions, built against the installed library, train a model that uses all of them but
-# the pass, and the pass runs from --passes=.
+# The example plugins, built on their own against the installed library (their folder copied
+# out of the tree), with the test's plugin of another API version beside them.
+cp -r "$src/../../examples/plugins" "$work/plugins"
+cp "$src/../extensions/WrongVersion.cpp" "$work/plugins/"
+printf 'add_library(wrong_version MODULE WrongVersion.cpp)\ntarget_link_libraries(wrong_version PRIVATE dtnn::dtnn)\nset_target_properties(wrong_version PROPERTIES PREFIX "")\n' >> "$work/plugins/CMakeLists.txt"
+cmake -S "$work/plugins" -B "$work/plugins/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_TYPE=Release > "$work/plugins-configure.log"
+cmake --build "$work/plugins/build" > "$work/plugins-build.log"
+p="$work/plugins/build"
+bin="$work/prefix/bin"
+echo "plugins: $(cd "$p" && ls *.so | tr '\n' ' ')linked with $(ldd "$p/mish.so" | grep -o 'libdtnn[^ ]* => [^ ]*' | sed "s|$work/prefix|PREFIX|")"
+# The installed programs load them: the activation's gradient checked, LeNet trained with it for
+# an epoch, the pass run from --passes=, the optimizer and the data source in a run; the plugin
+# of another API version is refused.
+"$bin/dtnnc" gradcheck mish --plugin "$p/mish.so"
+"$bin/dtnn-run" "$work/plugins/lenet_mish.dtnn" --plugin "$p/mish.so" --epochs 1 --no-progress
+"$bin/dtnnc" compile "$work/plugins/lenet_mish.dtnn" --plugin "$p/mish.so" --plugin "$p/op_stats.so" \
+  --passes=op-stats 2>&1 >/dev/null | head -n 1
+printf 'model Blobs(x: f32[N, 1, 8, 8]) -> f32[N, 3] {\n  return x |> flatten |> dense(16) |> mish |> dense(3)\n}\ntrain Blobs {\n  data = toy_blobs()\n  optimizer = signsgd(lr=0.01)\n  loss = softmax_cross_entropy\n  batch = 30\n}\n' > "$work/blobs.dtnn"
+DTNN_PLUGINS="$p/mish.so:$p/sign_sgd.so:$p/toy_blobs.so" "$bin/dtnn-run" "$work/blobs.dtnn" --threads 1 --epochs 2 | grep -v '^ *$'
+if "$bin/dtnnc" ops --plugin "$p/wrong_version.so" > /dev/null 2> "$work/wrong.txt"; then
+  echo "the plugin of another API version was loaded"; exit 1
+fi
+sed "s|$p/||" "$work/wrong.txt"
+
+# The program that links libdtnn with its own op, built against the installed library: it
+# compiles a model that uses its op.
 ext="$work/app/build/dtnn-extensions"
 echo "extensions: linked with $(ldd "$ext" | grep -o 'libdtnn[^ ]* => [^ ]*' | sed "s|$work/prefix|PREFIX|")"
-"$ext" dtnn-run "$src/../lit/extensions/Inputs/square.dtnn" --threads 1 --epochs 1 | grep -v '^ *$'
-"$ext" dtnnc compile "$src/../lit/extensions/Inputs/square.dtnn" --passes=op-stats > "$work/stats.txt" 2>&1
+"$ext" dtnnc compile "$src/../lit/extensions/Inputs/square.dtnn" --plugin "$p/sign_sgd.so" \
+  --plugin "$p/toy_blobs.so" --plugin "$p/op_stats.so" --passes=op-stats > "$work/stats.txt" 2>&1
 grep -m1 -i "square" "$work/stats.txt" | sed "s|$src/../lit/extensions/Inputs/||"
 
 # pkg-config, for builds without CMake.

@@ -16,14 +16,14 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 // Ops that never pass a gradient: backward ops (the engine only builds
-// first derivatives), optimizer updates, metrics, constants, and the
-// rewrites that passes place after autodiff (batchnorm_fold, fused,
-// moving_average).
+// first derivatives), optimizer updates, metrics, constants, encodings of
+// integer inputs (one_hot, normalize), and the rewrites that passes place
+// after autodiff (batchnorm_fold, fused, moving_average).
 bool isNonDifferentiable(const ir::OpDef &def) {
   static const std::set<std::string> others = {
       "accuracy",       "fill",           "one_hot",       "sum_like",
       "reshape_like",   "allreduce_start", "allreduce_wait", "batchnorm_fold", "fused",
-      "moving_average", "rank_count"};
+      "moving_average", "rank_count",     "normalize"};
   return def.name.find("_backward") != std::string::npos || endsWith(def.name, "_update") ||
          endsWith(def.name, "_coefficients") || others.count(def.name) != 0;
 }

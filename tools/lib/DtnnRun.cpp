@@ -2,6 +2,7 @@
 // overrides to the file's train settings, builds the train and eval steps
 // with the `train` pipeline, and hands them to the runtime's training loop.
 #include "dtnn/Compiler.h"
+#include "dtnn/Plugin.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
@@ -94,6 +95,8 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"calibrate", "FILE", "under mpirun: measure allreduce latency and bandwidth, write FILE "
                           "(for --net), and stop"},
     {"I", "DIR", "also search DIR for imported files", true},
+    {"plugin", "LIB.so", "load a plugin's ops, passes, optimizers, data sources... (repeatable; "
+                         "also $DTNN_PLUGINS, paths separated by ':')", true, cli::Agree::Value},
     {"help", "", "show this help"},
 };
 
@@ -509,6 +512,12 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
 // no other rank waits for it in a collective.
 int dtnn::dtnnRunMain(int argc, char **argv) {
   if (Error e = registerBuiltins()) {
+    std::cerr << "dtnn-run: error: " << e.message() << "\n";
+    return kInputError;
+  }
+  // Before the arguments are read: a plugin's settings choices (optimizers, data sources) are
+  // flags' values.
+  if (Error e = loadPlugins(argc, argv)) {
     std::cerr << "dtnn-run: error: " << e.message() << "\n";
     return kInputError;
   }

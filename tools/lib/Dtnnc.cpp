@@ -1,6 +1,7 @@
 // dtnnc: the compiler driver. It parses options and calls the libraries;
 // every stage it exposes (AST, IR, passes, summary) lives in a library.
 #include "dtnn/Compiler.h"
+#include "dtnn/Plugin.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
@@ -21,6 +22,7 @@
 #include "runtime/plan/Plan.h"
 #include "tools/lib/CommandLine.h"
 #include "tools/lib/DataParallel.h"
+#include "tools/lib/DtnncCommands.h"
 #ifdef DTNN_HAVE_JIT
 #include "backends/jit/JitBackend.h"
 #endif
@@ -46,6 +48,7 @@ const char *kUsage =
     "  compile FILE.dtnn   check a model and print it as AST or graph IR\n"
     "  opt FILE.dtir       run passes over textual IR and print the result\n"
     "  summary FILE.dtnn   print a per-layer table of a model\n"
+    "  gradcheck OP|FILE   check an op's gradient rule against finite differences\n"
     "  ops                 print the op catalogue (Markdown) generated from the op table\n"
     "  settings            print the run settings and their choices (Markdown) from the registries\n"
     "\n"
@@ -120,6 +123,8 @@ Error readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOptions &o
 
 std::vector<cli::OptionSpec> withCommon(std::vector<cli::OptionSpec> specs) {
   specs.push_back({"o", "FILE", "write the output to FILE instead of stdout"});
+  specs.push_back({"plugin", "LIB.so", "load a plugin's ops, passes, optimizers... (repeatable; "
+                                       "also $DTNN_PLUGINS, paths separated by ':')", true});
   specs.push_back({"help", "", "show this help"});
   return specs;
 }
@@ -431,6 +436,7 @@ int dtnnc(int argc, char **argv) {
   if (cmd == "compile") return cmdCompile(args);
   if (cmd == "opt") return cmdOpt(args);
   if (cmd == "summary") return cmdSummary(args);
+  if (cmd == "gradcheck") return tools::dtnncGradCheck(args);
   if (cmd == "ops")
     return cmdCatalogue("ops", "Prints the op catalogue (Markdown) generated from the op table.",
                         ir::printOpCatalogue, args);
@@ -438,7 +444,8 @@ int dtnnc(int argc, char **argv) {
     return cmdCatalogue("settings",
                         "Prints the run settings and the registered choices of each (Markdown).",
                         ir::printSettingsCatalogue, args);
-  std::string hint = closestMatch(cmd, {"compile", "opt", "summary", "ops", "settings"});
+  std::string hint =
+      closestMatch(cmd, {"compile", "opt", "summary", "gradcheck", "ops", "settings"});
   std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
             << kUsage;
@@ -449,6 +456,10 @@ int dtnnc(int argc, char **argv) {
 
 int dtnn::dtnncMain(int argc, char **argv) {
   if (Error e = registerBuiltins()) {
+    std::cerr << "dtnnc: error: " << e.message() << "\n";
+    return kInputError;
+  }
+  if (Error e = loadPlugins(argc, argv)) {
     std::cerr << "dtnnc: error: " << e.message() << "\n";
     return kInputError;
   }

@@ -1,8 +1,7 @@
 // The pass `op-stats`: counts the ops of each graph by name and prints one
 // line per graph to stderr, `op-stats: @G: N ops (add 2, relu 1, ...)`, names
 // in sorted order. It changes nothing. Option `graph=NAME` limits it to one graph.
-#include "Extensions.h"
-
+#include "dtnn/Plugin.h"
 #include "dtnn/Registry.h"
 
 #include "passes/Pass.h"
@@ -10,8 +9,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-
-namespace ext {
 
 namespace {
 
@@ -49,10 +46,10 @@ private:
   std::string graph_;
 };
 
-} // namespace
-
-Error registerOpStats() {
-  return passes::registerPass([] { return std::make_unique<OpStatsPass>(); }, kOrigin);
+Error registerOpStats(const std::string &origin) {
+  return passes::registerPass([] { return std::make_unique<OpStatsPass>(); }, origin);
 }
 
-} // namespace ext
+} // namespace
+
+DTNN_PLUGIN("op-stats", registerOpStats)

@@ -1,15 +1,12 @@
 // The data source `toy_blobs(classes=3, size=8, train_size=300, test_size=90)`:
 // 1 x size x size images, one bright blob per class at a fixed place, with
 // noise drawn from the seed, so a small model learns them in one epoch.
-#include "Extensions.h"
-
+#include "dtnn/Plugin.h"
 #include "dtnn/Registry.h"
 
 #include "runtime/train/data/Sources.h"
 
 #include <random>
-
-namespace ext {
 
 namespace {
 
@@ -59,9 +56,7 @@ Expected<DataSplits> load(const DataSpec &spec, const std::string &, uint64_t se
   return s;
 }
 
-} // namespace
-
-Error registerToyData() {
+Error registerToyData(const std::string &origin) {
   DataSourceDef def;
   def.name = "toy_blobs";
   def.args = {{"classes", ir::AttrKind::Int},
@@ -71,7 +66,9 @@ Error registerToyData() {
   def.summary = "one blob per class on a noisy background (an extension)";
   def.load = load;
   def.norm = {{0.1f}, {0.25f}};
-  return registerDataSource(std::move(def), kOrigin);
+  return registerDataSource(std::move(def), origin);
 }
 
-} // namespace ext
+} // namespace
+
+DTNN_PLUGIN("toy_blobs", registerToyData)

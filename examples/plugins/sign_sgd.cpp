@@ -1,8 +1,7 @@
 // The optimizer `signsgd`: param -= lr * sign(grad + weight_decay * param).
 // Its update op `signsgd_update` takes param (updated in place), grad and lr;
 // its attribute weight_decay is the optimizer's one hyperparameter besides lr.
-#include "Extensions.h"
-
+#include "dtnn/Plugin.h"
 #include "dtnn/Registry.h"
 
 #include "ir/OpDef.h"
@@ -11,8 +10,6 @@
 #include "runtime/KernelRegistry.h"
 
 #include <cmath>
-
-namespace ext {
 
 namespace {
 
@@ -61,9 +58,7 @@ private:
   int64_t n_;
 };
 
-} // namespace
-
-Error registerSignSgd() {
+Error registerSignSgd(const std::string &origin) {
   ir::OpDef def;
   def.name = "signsgd_update";
   def.summary = "A signSGD step (an extension).";
@@ -73,7 +68,7 @@ Error registerSignSgd() {
   def.inferShape = inferUpdate;
   def.role = ir::OpRole::Update;
   def.internal = true;
-  if (Error e = ir::registerOp(std::move(def), kOrigin)) return e;
+  if (Error e = ir::registerOp(std::move(def), origin)) return e;
   runtime::KernelEntry k;
   k.op = "signsgd_update";
   k.backend = "reference";
@@ -82,12 +77,14 @@ Error registerSignSgd() {
   k.make = [](const runtime::KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
     return std::unique_ptr<runtime::Kernel>(new UpdateKernel(r));
   };
-  k.origin = kOrigin;
+  k.origin = origin;
   if (Error e = runtime::registerKernel(std::move(k))) return e;
   passes::OptimizerDef opt;
   opt.name = "signsgd";
   opt.summary = "step each parameter by lr against the sign of its gradient";
-  return passes::registerOptimizer(std::move(opt), kOrigin);
+  return passes::registerOptimizer(std::move(opt), origin);
 }
 
-} // namespace ext
+} // namespace
+
+DTNN_PLUGIN("signsgd", registerSignSgd)

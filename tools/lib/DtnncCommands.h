@@ -1,0 +1,13 @@
+// Commands of `dtnnc` that live in files of their own (tools/lib/Dtnnc.cpp dispatches to them).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dtnn::tools {
+
+// `dtnnc gradcheck OP [--type TYPE]... | FILE.dtir`: argv after the command word; returns the
+// exit status.
+int dtnncGradCheck(const std::vector<std::string> &argv);
+
+} // namespace dtnn::tools
