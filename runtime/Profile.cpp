@@ -23,33 +23,6 @@ double macsOf(const Plan &plan, const PlanStep &s) {
   return double(s.op->def().macs(in, out, s.op->attrs())) * double(plan.batch);
 }
 
-// "file:line:col" of an op's first location, or "".
-std::string whereOf(const ir::Op &op) {
-  if (!op.loc().known()) return "";
-  const SourceLoc &l = op.loc().locs[0];
-  return l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
-}
-
-// The layer of a step that reads a parameter: the parameter's name without
-// the last part ("resnet.0.basic.1.conv_bn.0.conv2d.0"); "" for others.
-std::string layerOf(const Plan &plan, const PlanStep &s) {
-  for (int id : s.in) {
-    const PlanValue &v = plan.values[id];
-    if (v.storage != PlanValue::Storage::Param) continue;
-    size_t dot = v.param.rfind('.');
-    return v.param.substr(0, dot == std::string::npos ? v.param.size() : dot);
-  }
-  return "";
-}
-
-// The layer a forward step belongs to, as people name it: its layer and the
-// op, else the op and its location.
-std::string layerName(const Plan &plan, const PlanStep &s) {
-  if (std::string layer = layerOf(plan, s); !layer.empty()) return layer + " " + s.op->name();
-  std::string where = whereOf(*s.op);
-  return s.op->name() + (where.empty() ? "" : " " + where);
-}
-
 // The values a step reads or writes, their storage's values included.
 std::set<int> touched(const Plan &plan, const PlanStep &s) {
   std::set<int> ids;
@@ -116,7 +89,7 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
     // The op table declares each op's role; backward starts at the first gradient op.
     backward = backward || step.op->def().role == ir::OpRole::Backward;
     backward_[s] = backward;
-    std::string where = whereOf(*step.op);
+    std::string where = opLocation(*step.op);
     if (step.op->def().role == ir::OpRole::Update) {
       rowOf_[s] = rowNamed("optimizer updates");
     } else if (!backward) {
@@ -124,7 +97,7 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
         rowOf_[s] = rowNamed("loss and metrics");
         continue;
       }
-      std::string name = layerName(plan, step), layer = layerOf(plan, step);
+      std::string name = stepLayerName(plan, step), layer = stepLayer(plan, step);
       forwardAt[where].push_back(s);
       // The ops a pass made of one layer (a decomposed batch norm) follow
       // each other with its location: one row, named by the layer alone.
@@ -283,7 +256,7 @@ std::string StepProfile::regionTable() const {
     double t = stepSeconds_[s] / runs;
     std::string label = ir::kernelLabel(*step.op);
     if (label.size() > 52) label = label.substr(0, 49) + "...";
-    std::string where = whereOf(*step.op);
+    std::string where = opLocation(*step.op);
     size_t slash = where.rfind('/');
     if (slash != std::string::npos) where = where.substr(slash + 1);
     char rate[32] = "-";

@@ -39,8 +39,8 @@ PACKAGES=(
 # weights against torchvision's own outputs (with OpenBLAS's threaded build, which PyTorch
 # would otherwise replace with the slow reference BLAS).
 # pkg-config builds a program against an installed libdtnn, as the install test does; valgrind
-# counts the instructions compile_scaling.sh checks.
-TEST_PACKAGES=(python3-torchvision libopenblas0-pthread pkg-config valgrind)
+# counts the instructions compile_scaling.sh checks; graphviz renders `dtnnc --emit=dot`.
+TEST_PACKAGES=(python3-torchvision libopenblas0-pthread pkg-config valgrind graphviz)
 
 log() { printf '==> %s\n' "$*"; }
 die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }

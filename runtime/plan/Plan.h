@@ -105,6 +105,21 @@ struct Plan {
 };
 
 // What the plans of one run share.
+// The plan drawn for Graphviz: a `subgraph cluster_...` of one node per op step (conversions
+// left out), coloured by backend, fused ops and allreduce buckets marked, for the caller to
+// put inside a `digraph`; node names start with `prefix`.
+std::string planDot(const Plan &plan, const std::string &prefix = "");
+
+// Names of a step for people (profiles, traces, drawings). "file:line:col" of an op's first
+// location, or "".
+std::string opLocation(const ir::Op &op);
+// The layer of a step that reads a parameter: the parameter's name without the last part
+// ("resnet.0.basic.1.conv_bn.0.conv2d.0"); "" for others.
+std::string stepLayer(const Plan &plan, const PlanStep &s);
+// The layer a step's op belongs to, as people name it: its layer and the op, else the op and its
+// location.
+std::string stepLayerName(const Plan &plan, const PlanStep &s);
+
 struct PlanContext {
   const BackendSet &backends;
   const ir::Module &module;

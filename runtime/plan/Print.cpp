@@ -88,4 +88,26 @@ std::string Plan::str() const {
   return os.str();
 }
 
+std::string opLocation(const ir::Op &op) {
+  if (!op.loc().known()) return "";
+  const SourceLoc &l = op.loc().locs[0];
+  return l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+}
+
+std::string stepLayer(const Plan &plan, const PlanStep &s) {
+  for (int id : s.in) {
+    const PlanValue &v = plan.values[id];
+    if (v.storage != PlanValue::Storage::Param) continue;
+    size_t dot = v.param.rfind('.');
+    return v.param.substr(0, dot == std::string::npos ? v.param.size() : dot);
+  }
+  return "";
+}
+
+std::string stepLayerName(const Plan &plan, const PlanStep &s) {
+  if (std::string layer = stepLayer(plan, s); !layer.empty()) return layer + " " + s.op->name();
+  std::string where = opLocation(*s.op);
+  return s.op->name() + (where.empty() ? "" : " " + where);
+}
+
 } // namespace dtnn::runtime

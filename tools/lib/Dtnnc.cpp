@@ -231,6 +231,22 @@ Error printPlans(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
   return Error::success();
 }
 
+// Draws the plan of each graph of `m` for Graphviz, one cluster each, in the module's order.
+Error printDot(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
+  std::map<const ir::Graph *, std::string> text;
+  if (Error e = forEachPlan(m, o, runtime::PlanStage::Select,
+                            [&](const ir::Graph &g, const runtime::Plan &p) {
+                              text[&g] = runtime::planDot(p);
+                              return Error::success();
+                            }))
+    return e;
+  os << "digraph dtnn {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
+        "  edge [color=\"#555555\"];\n";
+  for (const auto &g : m.graphs()) os << text[g.get()];
+  os << "}\n";
+  return Error::success();
+}
+
 // Prints the optimised LLVM IR of the jit's kernel for each fused op, graph by graph, in the
 // layouts the plans at the plan options' batch chose, for the plan options' CPU.
 Error printLlvm(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
@@ -267,6 +283,7 @@ int passAndEmit(const std::string &cmd, const cli::ParsedArgs &args, const std::
     if (kind == "plan") out << r.str() << "\n";
   }
   Error e = kind == "plan"   ? printPlans(m, plan, out)
+            : kind == "dot"  ? printDot(m, plan, out)
             : kind == "llvm" ? printLlvm(m, plan, out)
                              : (ir::printModule(m, out), Error::success());
   if (e) {
@@ -305,7 +322,7 @@ int cmdCatalogue(const std::string &name, const std::string &about,
 int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
-                               {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps), plan or llvm (the jit's kernels; default ir)"},
+                               {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps), plan, dot (the plans drawn for Graphviz) or llvm (the jit's kernels; default ir)"},
                                {"I", "DIR", "also search DIR for imported files", true}});
   specs.insert(specs.begin() + 2, kPlanOptions.begin(), kPlanOptions.end());
   specs.insert(specs.begin() + 2, {"ranks", "P", "with --emit=train-ir or plan: make the train "
@@ -322,9 +339,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
   if (Error clash = outputClash(*args)) return usageError("compile", clash.message());
   std::string emitKind = args->get("emit", "ir");
   if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan" &&
-      emitKind != "llvm")
+      emitKind != "dot" && emitKind != "llvm")
     return usageError("compile", "unknown --emit kind '" + emitKind +
-                                     "' (expected ast, ir, train-ir, plan or llvm)");
+                                     "' (expected ast, ir, train-ir, plan, dot or llvm)");
   PlanOptions plan;
   if (Error msg = readPlanOptions(*args, emitKind == "plan", plan))
     return usageError("compile", msg.message());
@@ -335,8 +352,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
     long v = std::strtol(r.c_str(), &end, 10);
     if (r.empty() || *end != '\0' || v < 1 || v > 1 << 20)
       return usageError("compile", "--ranks expects an integer from 1 to 1048576, got '" + r + "'");
-    if (emitKind != "train-ir" && emitKind != "plan")
-      return usageError("compile", "--ranks needs --emit=train-ir or --emit=plan");
+    if (emitKind != "train-ir" && emitKind != "plan" && emitKind != "dot")
+      return usageError("compile", "--ranks needs --emit=train-ir, plan or dot");
     dp.ranks = static_cast<int>(v);
   }
   if (Error msg = cli::readDataParallelOptions(*args, dp))
@@ -351,7 +368,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
   }
   auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
   if (!module) return kInputError;
-  bool training = emitKind == "train-ir" || emitKind == "plan" || emitKind == "llvm";
+  bool training =
+      emitKind == "train-ir" || emitKind == "plan" || emitKind == "dot" || emitKind == "llvm";
   std::string pipeline = training ? passes::trainPipeline(dp) : "default";
   if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
   if (training) pipeline += "," + passes::updatePipeline();
@@ -362,7 +380,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
 int cmdOpt(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.push_back({"print-pipeline", "", "print the built-in pipelines and exit"});
-  specs.push_back({"emit", "KIND", "what to print after the passes: ir, plan or llvm (the jit's kernels; default ir)"});
+  specs.push_back({"emit", "KIND", "what to print after the passes: ir, plan, dot (the plans drawn for Graphviz) or llvm (the jit's kernels; default ir)"});
   specs.insert(specs.end(), kPlanOptions.begin(), kPlanOptions.end());
   specs.push_back({"no-verify-input", "", "do not verify the input IR (for passes that repair it)"});
   auto args = cli::parseArgs(argv, specs);
@@ -378,8 +396,9 @@ int cmdOpt(const std::vector<std::string> &argv) {
   if (args->positional.size() != 1) return usageError("opt", "expected one input file");
   if (Error clash = outputClash(*args)) return usageError("opt", clash.message());
   std::string emitKind = args->get("emit", "ir");
-  if (emitKind != "ir" && emitKind != "plan" && emitKind != "llvm")
-    return usageError("opt", "unknown --emit kind '" + emitKind + "' (expected ir, plan or llvm)");
+  if (emitKind != "ir" && emitKind != "plan" && emitKind != "dot" && emitKind != "llvm")
+    return usageError("opt",
+                      "unknown --emit kind '" + emitKind + "' (expected ir, plan, dot or llvm)");
   PlanOptions plan;
   if (Error msg = readPlanOptions(*args, emitKind == "plan", plan))
     return usageError("opt", msg.message());
