@@ -51,6 +51,9 @@ struct RunOptions {
   bool prefetch = true;       // load batches on background threads
   int dataWorkers = 0;        // threads preparing batches of image files; 0: chosen by the run
   bool profile = false;       // time every op of the train step and print a table
+  // Where the run's trace goes (empty: none), and the train steps it records kernel by kernel.
+  std::string tracePath;
+  int64_t traceSteps = 10;
   // The ranks of a data-parallel run (null: this process alone). Each rank
   // trains on its part of every global batch; rank 0 alone prints to `out`,
   // writes metrics and checkpoints.

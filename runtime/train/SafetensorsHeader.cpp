@@ -49,32 +49,6 @@ std::optional<size_t> invalidUtf8At(const std::string &s) {
 // Writing
 //===----------------------------------------------------------------------===//
 
-// Appends s to out as a JSON string literal. s must be valid UTF-8; it is written unescaped
-// except for the quote, the backslash and control characters.
-void appendJsonString(std::string &out, std::string_view s) {
-  out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
-    case '\b': out += "\\b"; break;
-    case '\f': out += "\\f"; break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-        out += buf;
-      } else {
-        out += ch;
-      }
-    }
-  }
-  out += '"';
-}
 
 // Checks that a key or value of the header can be stored; what names it in the error.
 Error checkText(const std::string &s, const std::string &what) {
@@ -423,6 +397,31 @@ std::string_view safetensorsName(DType t) {
     if (type == t)
       return name;
   return "?";
+}
+
+void appendJsonString(std::string &out, std::string_view s) {
+  out += '"';
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\r': out += "\\r"; break;
+    case '\t': out += "\\t"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+        out += buf;
+      } else {
+        out += ch;
+      }
+    }
+  }
+  out += '"';
 }
 
 std::string quoted(std::string_view s) {

@@ -23,6 +23,10 @@ inline constexpr unsigned kElementSizes[] = {8, 4, 2, 1};
 // The safetensors name of an element type, e.g. "F32".
 std::string_view safetensorsName(ir::DType t);
 
+// Appends s to out as a JSON string literal. s must be valid UTF-8; it is written unescaped
+// except for the quote, the backslash and control characters.
+void appendJsonString(std::string &out, std::string_view s);
+
 // s in single quotes for an error message, shortened if long.
 std::string quoted(std::string_view s);
 

@@ -14,6 +14,7 @@
 #include "runtime/train/Schedule.h"
 #include "runtime/train/StopVote.h"
 #include "runtime/train/TrainState.h"
+#include "runtime/train/Trace.h"
 #include "runtime/train/data/Sources.h"
 
 #include <chrono>
@@ -119,6 +120,8 @@ public:
         kernelComm_(skipComm_ ? *skipComm_ : comm_) {}
 
   RunStatus run();
+  // The epochs of training, after set-up.
+  RunStatus trainEpochs();
 
 private:
   // Finds the graphs, builds the schedule, loads data and parameters.
@@ -254,6 +257,7 @@ private:
   std::unique_ptr<DeterministicStep> det_;
   std::unique_ptr<ModuleRunner> runner_;
   std::unique_ptr<StepProfile> profile_; // of the train step at the full batch
+  std::unique_ptr<RunTrace> trace_;      // --trace: the run's events
   DataSplits data_;
   std::string dataName_; // the data source, for messages
   std::vector<int64_t> trainIdx_, valIdx_;

@@ -74,7 +74,11 @@ Error Session::saveState(const std::string &path) {
   if (std::string names = classList(data_.train.classNames); !names.empty()) meta["classes"] = names;
   if (early_)
     for (const auto &[k, v] : early_->state()) meta["early_stopping." + k] = v;
-  return saveTrainState(path, fwd_->name(), runner_->params(), progress_, meta);
+  double started = monotonicSeconds();
+  Error e = saveTrainState(path, fwd_->name(), runner_->params(), progress_, meta);
+  if (trace_) trace_->addSpan(RunTrace::kRun, "checkpoint " + path, "checkpoint", started,
+                              monotonicSeconds());
+  return e;
 }
 
 RunStatus Session::interrupted(const StopRequest &stop) {

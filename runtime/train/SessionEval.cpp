@@ -58,6 +58,7 @@ Expected<std::vector<double>> Session::runStaged(StagedBatch &b) {
 }
 
 Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Dataset &d) {
+  double started = monotonicSeconds();
   BatchLoader loader(d, indices, loaderOptions(false));
   loader.startEpoch(0);
   Totals t;
@@ -81,6 +82,10 @@ Expected<Totals> Session::evaluate(const std::vector<int64_t> &indices, const Da
   }
   if (Error e = t.reduce(comm_, eval_->outputs().size())) return e;
   if (Error e = t.timing.slowestOf(comm_)) return e;
+  if (trace_)
+    trace_->addSpan(RunTrace::kRun, &d == &data_.test ? "evaluation (test set)"
+                                                      : "evaluation (validation set)",
+                    "evaluation", started, monotonicSeconds());
   return t;
 }
 

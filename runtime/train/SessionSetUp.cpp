@@ -200,6 +200,15 @@ LoaderOptions Session::loaderOptions(bool training) const {
   lo.transform = training ? trainTransform_ : evalTransform_;
   lo.workers = dataWorkers_;
   lo.prefetch = o_.prefetch;
+  // The trace records the batches the workers prepare while it records the steps' kernels.
+  if (trace_)
+    lo.onBatch = [trace = trace_.get(), training](int64_t b, int w, double start, double end) {
+      if (trace->wantsKernels())
+        trace->addSpan(RunTrace::kWorker + w,
+                       std::string(training ? "training" : "evaluation") + " batch " +
+                           std::to_string(b + 1),
+                       "data", start, end);
+    };
   lo.rank = rank();
   lo.ranks = ranks();
   lo.shuffle = training;

@@ -25,9 +25,15 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
     if (*stop) break;
     std::unique_ptr<StagedBatch> cur = std::move(*next);
     next = std::unique_ptr<StagedBatch>();
+    double staging = monotonicSeconds();
     if (o_.maxSteps < 0 || runSteps_ + 1 < o_.maxSteps) next = stage(loader, *train_, true, 1);
     if (!next) return fail(next.error().message());
+    if (trace_ && *next && (*next)->dataWait > 0)
+      trace_->addSpan(RunTrace::kData, "waiting for the batch of step " + std::to_string(runSteps_ + 2),
+                      "data", staging, monotonicSeconds());
     lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
+    bool traced = trace_ && trace_->wantsKernels();
+    if (traced) cur->exec->setProfiling(true);
     double t0 = nowSeconds();
     auto v = runStaged(*cur);
     if (!v) return fail(v.error().message());
@@ -39,6 +45,11 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
       return st;
     if (profile_ && runSteps_ > 5 && &cur->exec->plan() == &profile_->plan())
       profile_->add(cur->exec->times());
+    if (traced) {
+      trace_->addStep(cur->exec->plan(), cur->exec->times(), runSteps_);
+      if (!trace_->wantsKernels() && !(profile_ && &cur->exec->plan() == &profile_->plan()))
+        cur->exec->setProfiling(false);
+    }
   }
   if (!next) return fail(next.error().message());
   return settleStop();
@@ -185,6 +196,20 @@ RunStatus Session::run() {
   if (o_.evalOnly) return evalOnly();
   if (o_.generate > 0) return generate();
   if (!o_.predictPath.empty()) return predict();
+  if (!o_.tracePath.empty()) {
+    auto trace = RunTrace::start(comm_, o_.traceSteps);
+    if (!trace) return fail(trace.error().message());
+    trace_ = std::move(*trace);
+  }
+  RunStatus st = trainEpochs();
+  // Every rank ends a run that finished or that a signal stopped at the same step, so the
+  // trace's gathering meets them all.
+  if (trace_ && (st == RunStatus::Ok || stop_.signal))
+    if (Error e = trace_->finish(comm_, o_.tracePath)) return fail(e.message());
+  return st;
+}
+
+RunStatus Session::trainEpochs() {
   StopBetweenSteps interrupts;
   StopContext stopping("; no checkpoint was written");
   MetricsWriter writer;
@@ -233,7 +258,7 @@ RunStatus Session::run() {
     out_ << "nothing to train: --steps 0; evaluating\n";
   while (!stop && progress_.epoch < s_.epochs) {
     int64_t epoch = progress_.epoch;
-    double started = nowSeconds();
+    double started = nowSeconds(), epochStarted = monotonicSeconds();
     loader.startEpoch(epoch);
     loader.skip(progress_.stepInEpoch);
     lr_ = schedule_->lr(epoch, progress_.stepInEpoch, stepsPerEpoch);
@@ -242,6 +267,9 @@ RunStatus Session::run() {
     RunStatus st = det_ ? deterministicSteps(loader, stepsPerEpoch, train, timing)
                         : trainSteps(loader, stepsPerEpoch, train, timing);
     if (st != RunStatus::Ok) return st;
+    if (trace_)
+      trace_->addSpan(RunTrace::kRun, "epoch " + std::to_string(epoch + 1) + " (training)",
+                      "epoch", epochStarted, monotonicSeconds());
     if (stop_.signal) return interrupted(stop_);
     if (Error e = train.reduce(comm_, train_->outputs().size())) return fail(e.message());
     if (Error e = timing.slowestOf(comm_)) return fail(e.message());

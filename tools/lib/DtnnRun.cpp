@@ -80,6 +80,9 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"progress-every", "SECONDS", "when the output is not a terminal, a progress line every "
                                   "SECONDS of an epoch (default 30)"},
     {"profile", "", "time every op of the train step and print a table at the end"},
+    {"trace", "FILE.json", "write the run's trace (Perfetto, chrome://tracing): kernels, layout "
+                           "conversions, allreduces, data loading, checkpoints; each rank a track"},
+    {"trace-steps", "N", "the train steps --trace records kernel by kernel (default 10)"},
     {"no-fuse", "", "leave out the passes that fuse ops (to bisect a result or measure the gain); implies --no-jit", false, cli::Agree::Value},
     {"no-jit", "", "leave out decompose-batchnorm and fuse-elementwise, which make the fused ops the jit backend compiles", false, cli::Agree::Value},
     {"jit-cache", "DIR", "where the jit keeps compiled kernels across runs (default: "
@@ -319,7 +322,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   if (args->positional.size() != 1) return usageError("expected one model file");
   if (Error clash = cli::pathClash(
           {{"--save", args->get("save")}, {"--metrics", args->get("metrics")},
-           {"--predictions", args->get("predictions")},
+           {"--predictions", args->get("predictions")}, {"--trace", args->get("trace")},
            {"--op-profile-out", args->get("op-profile-out")}},
           {{"the model file", args->positional[0]}, {"--resume", args->get("resume")},
            {"--init-from", args->get("init-from")}, {"--predict", args->get("predict")},
@@ -347,6 +350,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   for (const char *mode : {"eval-only", "predict", "generate"})
     for (const char *flag : {"save", "steps", "lr", "epochs", "checkpoint-every", "validation",
                              "profile", "op-profile-out", "skip-comm", "deterministic",
+                             "trace", "trace-steps",
                              "micro-batch", "sync-bn", "bucket-bytes", "net", "op-profile"})
       if (args->has(mode) && args->has(flag))
         return usageError(std::string("--") + mode + " trains nothing, so --" + flag +
@@ -433,6 +437,13 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     ro.dataWorkers = static_cast<int>(w);
   }
   ro.metricsPath = args->get("metrics");
+  ro.tracePath = args->get("trace");
+  if (args->has("trace-steps")) {
+    if (!args->has("trace")) return usageError("--trace-steps needs --trace FILE.json");
+    if (Error msg = cli::readCount("--trace-steps", args->get("trace-steps"), 0, 100000,
+                                   ro.traceSteps))
+      return usageError(msg.message());
+  }
   ro.savePath = args->get("save");
   ro.resumePath = args->get("resume");
   ro.initFromPath = args->get("init-from");
@@ -494,7 +505,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
       return usageError(std::string("--") + flag + " does not apply with --deterministic, which "
                         "sums gradients itself and normalizes each micro-batch on its own");
   ro.agreed = agreedItems(*args, specs, sm);
-  for (const char *flag : {"save", "metrics", "predictions", "op-profile-out"})
+  for (const char *flag : {"save", "metrics", "predictions", "op-profile-out", "trace"})
     if (args->has(flag)) ro.outputs.emplace_back(std::string("--") + flag, args->get(flag));
   if (args->has("op-profile-out")) {
     std::string path = args->get("op-profile-out");

@@ -5,6 +5,7 @@
 // are the same with every standard library.
 #include "runtime/train/data/Loader.h"
 
+#include "runtime/Queue.h"
 #include "runtime/Random.h"
 
 #include <algorithm>
@@ -190,7 +191,9 @@ void BatchLoader::work(int64_t first, int w) {
     Batch batch;
     Error e;
     try {
+      double started = opts_.onBatch ? runtime::monotonicSeconds() : 0;
       e = makeBatch(b, batch, scratch);
+      if (opts_.onBatch && !e) opts_.onBatch(b, w, started, runtime::monotonicSeconds());
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       failure_ = std::current_exception();

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +60,9 @@ struct LoaderOptions {
   bool prefetch = true;   // Prepare the next batches on background threads.
   int workers = 1;        // Threads preparing batches (with prefetch), each a whole batch.
   int rank = 0, ranks = 1; // This rank's part of each batch (of `batch` samples in all).
+  // Called by worker `worker` after it prepared batch `batch` of an epoch, from `start` to `end`
+  // (runtime::monotonicSeconds()), on that worker's thread (a run's trace records it).
+  std::function<void(int64_t batch, int worker, double start, double end)> onBatch;
 };
 
 // Iterates over a dataset in batches, one epoch at a time. The content of every batch depends
