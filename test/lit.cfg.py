@@ -25,6 +25,7 @@ lit_inputs_dir = os.path.join(config.test_source_root, "lit", "Inputs")
 config.substitutions.append(("%dtnn_run", os.path.join(config.dtnn_tools_dir, "dtnn-run")))
 config.substitutions.append(("%dtnnc", os.path.join(config.dtnn_tools_dir, "dtnnc")))
 config.substitutions.append(("%dtnn_sim", os.path.join(config.dtnn_tools_dir, "dtnn-sim")))
+config.substitutions.append(("%dtnn_plot", os.path.join(config.dtnn_tools_dir, "dtnn-plot")))
 # test/extensions: dtnnc and dtnn-run with extensions registered from outside dtnn's sources.
 config.substitutions.append(
     ("%dtnn_extensions", os.path.join(config.dtnn_tools_dir, "dtnn-extensions")))

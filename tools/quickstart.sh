@@ -20,10 +20,10 @@ BUILD_DIR="${DTNN_BUILD_DIR:-build}"
 JOBS="$(nproc)"
 
 # Debian 12 packages the build, the tests and the main job need. The antlr4 package pulls a Java
-# runtime itself; ocl-icd-opencl-dev must be named because oneDNN's CMake package needs the
-# OpenCL headers and --no-install-recommends would leave them out. python3-psutil lets lit
-# enforce its per-test timeout. dataset-fashion-mnist and fortunes are the data the examples
-# train on: images, and text for the language model.
+# runtime itself; libcairo2-dev draws dtnn-plot's PNGs; ocl-icd-opencl-dev must be named because
+# oneDNN's CMake package needs the OpenCL headers and --no-install-recommends would leave them
+# out. python3-psutil lets lit enforce its per-test timeout. dataset-fashion-mnist and fortunes
+# are the data the examples train on: images, and text for the language model.
 PACKAGES=(
   build-essential cmake ninja-build git python3 python3-psutil
   antlr4 libantlr4-runtime-dev
@@ -31,7 +31,7 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
-  libjpeg62-turbo-dev libpng-dev libturbojpeg0-dev
+  libjpeg62-turbo-dev libpng-dev libturbojpeg0-dev libcairo2-dev
   dataset-fashion-mnist fortunes
   clang libclang-rt-14-dev
 )
