@@ -21,6 +21,7 @@
 // every result; buckets are numbered in order (`bucket=K`). Ops are then
 // reordered, stably, so that each use follows its wait.
 #include "ir/Builder.h"
+#include "ir/Log.h"
 #include "ir/RunSettings.h"
 #include "passes/CommUtil.h"
 #include "passes/CostModel.h"
@@ -248,6 +249,17 @@ private:
         merged.insert(items[k].pair.start);
         merged.insert(items[k].pair.wait);
       }
+      DTNN_LOG_AT(Debug, "bucket-allreduce", [&] {
+        uint64_t bytes = 0;
+        std::string names;
+        for (const ir::Value *v : operands) {
+          bytes += uint64_t(v->type().staticElements()) * ir::dtypeSize(v->type().dtype);
+          names += (names.empty() ? "" : ", ") + v->type().str();
+        }
+        return "@" + g.name() + " bucket " + std::to_string(b) + ": " +
+               std::to_string(operands.size()) + " gradients, " + std::to_string(bytes) +
+               " bytes (" + names + ")";
+      }());
       // After the last producer of the operands and their other readers.
       std::set<const ir::Value *> mine(operands.begin(), operands.end());
       long pos = 0;
@@ -282,6 +294,11 @@ private:
     }
     g.eraseOpsIf([&](const ir::Op &op) { return erase.count(&op) != 0; });
     scheduleByPriority(g, {});
+    DTNN_LOG_AT(Info, "bucket-allreduce",
+                "@" + g.name() + ": " + std::to_string(items.size()) + " allreduces in " +
+                    std::to_string(starts.size() - 1) + " buckets" +
+                    (bytes_ >= 0 ? " of at most " + std::to_string(bytes_) + " bytes"
+                                 : " chosen for " + std::to_string(ranks_) + " ranks"));
     return true;
   }
 

@@ -1,5 +1,7 @@
 #include "runtime/ModuleRunner.h"
 
+#include "ir/Log.h"
+
 #include "runtime/HostMemory.h"
 
 #include <algorithm>
@@ -71,6 +73,29 @@ SpaceNeed ModuleRunner::addressSpaceNeed(const ir::Graph &g, int64_t batch) cons
   return addressSpaceNeed(*built, batch);
 }
 
+namespace {
+
+// One line on a plan: its graph and batch, its kernels by backend, its conversions and memory.
+std::string summary(const Plan &p) {
+  std::map<std::string, int> byBackend;
+  int conversions = 0;
+  for (const PlanStep &s : p.steps) {
+    if (!s.op) ++conversions;
+    else ++byBackend[s.backend];
+  }
+  std::string kernels;
+  for (const auto &[backend, n] : byBackend)
+    kernels += (kernels.empty() ? "" : ", ") + std::to_string(n) + " on " + backend;
+  return "@" + (p.graph ? p.graph->name() : std::string("?")) + " at batch " +
+         std::to_string(p.batch) + ": " + std::to_string(p.steps.size() - size_t(conversions)) +
+         " kernels (" + kernels + "), " + std::to_string(conversions) +
+         " layout conversions, arena " + std::to_string(p.arenaBytes) + " bytes (" +
+         std::to_string(p.liveBytes) + " live at most), parameters " +
+         std::to_string(p.paramBytes) + " bytes";
+}
+
+} // namespace
+
 Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
   auto it = entries_.find({&g, batch});
   if (it != entries_.end()) return it->second.exec.get();
@@ -93,6 +118,8 @@ Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
   if (Error e = bindKernels(*plan)) return e;
   for (const auto &[name, desc] : ctx_.params)
     if (Error e = params_->setLayout(name, desc)) return e;
+  DTNN_LOG_AT(Info, "plan", summary(*plan));
+  DTNN_LOG_AT(Debug, "plan", plan->str());
   Entry &e = entries_[{&g, batch}];
   e.plan = std::make_unique<Plan>(std::move(*plan));
   e.exec = std::make_unique<Executor>(

@@ -13,6 +13,7 @@
 #include "backends/jit/ModuleBuilder.h"
 
 #include "dtnn/Version.h"
+#include "ir/Log.h"
 
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
@@ -209,6 +210,12 @@ private:
     llvm::LLVMContext ctx;
     Expected<std::unique_ptr<llvm::Module>> m = buildModule(ctx, body, plan, name, **tm);
     if (!m) return Error::make(m.error().message());
+    DTNN_LOG_AT(Trace, "jit", [&] {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      (*m)->print(os, nullptr);
+      return "kernel " + name + " (" + std::to_string(body.ops().size()) + " ops):\n" + os.str();
+    }());
     llvm::orc::SimpleCompiler compiler(**tm);
     auto object = compiler(**m);
     if (!object)

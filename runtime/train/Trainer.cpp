@@ -3,6 +3,7 @@
 // checks, each epoch's record, schedule, early stopping and final accuracy.
 #include "runtime/train/Session.h"
 
+#include "ir/Log.h"
 #include "passes/Losses.h"
 #include "runtime/train/Interrupt.h"
 #include "runtime/Threads.h"
@@ -242,6 +243,11 @@ RunStatus Session::trainEpochs() {
     out_ << " (" << why << ": threads wait passively; fewer threads would run faster)";
   out_ << "\n";
 
+  DTNN_LOG_AT(Info, "run",
+              "@" + train_->name() + ": ranks " + std::to_string(ranks()) + ", threads " +
+                  std::to_string(threads) + ", backend " + std::string(backend_.name()) +
+                  ", steps an epoch " + std::to_string(stepsPerEpoch) + ", data workers " +
+                  std::to_string(dataWorkers_));
   double lastTestAcc = std::nan("");
   // Unreadable training images: the most one epoch met, and the count before this epoch.
   int64_t reportedBad = 0, badBefore = 0;

@@ -5,6 +5,7 @@
 #include "dtnn/Plugin.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Registry.h"
+#include "ir/Log.h"
 #include "frontend/Frontend.h"
 #include "passes/Optimizers.h"
 #include "passes/PassManager.h"
@@ -313,8 +314,10 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
       return kInputError;
     }
     comm = std::move(*c);
-    if (comm->size() > 1)
+    if (comm->size() > 1) {
       runtime::installStopSignals(("dtnn-run: rank " + std::to_string(comm->rank())).c_str(), true);
+      log::setRank(comm->rank());
+    }
   } else {
     comm = runtime::makeLocalCommunicator();
   }
