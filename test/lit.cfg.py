@@ -26,6 +26,7 @@ config.substitutions.append(("%dtnn_run", os.path.join(config.dtnn_tools_dir, "d
 config.substitutions.append(("%dtnnc", os.path.join(config.dtnn_tools_dir, "dtnnc")))
 config.substitutions.append(("%dtnn_sim", os.path.join(config.dtnn_tools_dir, "dtnn-sim")))
 config.substitutions.append(("%dtnn_plot", os.path.join(config.dtnn_tools_dir, "dtnn-plot")))
+config.substitutions.append(("%train_lenet", os.path.join(config.dtnn_tools_dir, "train_lenet")))
 # test/extensions: dtnnc and dtnn-run with extensions registered from outside dtnn's sources.
 config.substitutions.append(
     ("%dtnn_extensions", os.path.join(config.dtnn_tools_dir, "dtnn-extensions")))

@@ -6,4 +6,5 @@
 #include "dtnn/Plugin.h"
 #include "dtnn/Registry.h"
 #include "dtnn/Tools.h"
+#include "dtnn/Train.h"
 #include "dtnn/Version.h"

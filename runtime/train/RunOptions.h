@@ -6,10 +6,14 @@
 #include "ir/Error.h"
 #include "runtime/Communicator.h"
 #include "runtime/train/Report.h"
+#include "runtime/ParamStore.h"
 #include "runtime/train/Sampling.h"
+#include "runtime/train/data/Sources.h"
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +71,17 @@ struct RunOptions {
   // Called on rank 0 with the profile of the train step when the run ends
   // (needs `profile`).
   std::function<Error(const StepProfile &)> onProfile;
+  // A program's own data and weights (the C++ API, dtnn/Train.h): the train and test sets in
+  // place of the train section's data source, and weights to start from in place of the
+  // initializers (by parameter name; as --init-from, the forward graph's).
+  std::shared_ptr<const DataSplits> memoryData;
+  const std::map<std::string, Tensor> *initWeights = nullptr;
+  // Called on every rank: after each train step (its global number, 1-based epoch, mean loss
+  // over the ranks, learning rate), after each epoch with its record, and with the parameters
+  // when training ends.
+  std::function<void(int64_t step, int64_t epoch, double loss, double lr)> onStep;
+  std::function<void(const EpochRecord &)> onEpoch;
+  std::function<void(const ParamStore &)> onFinish;
   // Every file the run writes, with the option that names it ({"--save",
   // "ck.st"}; the periodic checkpoints are added): once every input has been
   // read, an output that is one of them (an imported .dtnn, a data file) is

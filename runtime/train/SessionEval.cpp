@@ -112,6 +112,7 @@ RunStatus Session::evalOnly() {
   if (Error why = evalProblem(r)) return fail(why.message() + ".", RunStatus::TrainingFailed);
   if (leader() && !o_.metricsPath.empty())
     if (Error e = writer.write(r)) return fail(e.message());
+  if (o_.onEpoch) o_.onEpoch(r);
   return RunStatus::Ok;
 }
 

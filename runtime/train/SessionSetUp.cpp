@@ -104,6 +104,17 @@ double Session::metricValue(const Totals &t, size_t i, const Dataset &d) const {
 }
 
 Error Session::loadData() {
+  if (o_.memoryData) {
+    dataName_ = "memory";
+    data_ = *o_.memoryData;
+    if (Error e = setUpTransforms()) return e;
+    if (Error e = checkData(data_.train, "training")) return e;
+    if (Error e = checkData(data_.test, "test")) return e;
+    auto [trainIdx, valIdx] = splitValidation(data_.train.count, s_.validation, s_.seed);
+    trainIdx_ = std::move(trainIdx);
+    valIdx_ = std::move(valIdx);
+    return Error::success();
+  }
   DataSpec spec = s_.data;
   const ir::TensorType &input = fwd_->inputs()[0]->type();
   if (o_.synthetic && input.dtype == ir::DType::I32)
@@ -386,6 +397,11 @@ Error Session::setUp() {
   if (Error e = initializeParams(runner_->params(), s_.seed)) return e;
   if (!o_.resumePath.empty())
     if (Error e = resume()) return e;
+  // Those the module has: optimizer state kept from a run with another optimizer is not.
+  if (o_.initWeights)
+    for (const auto &p : m_.params())
+      if (auto it = o_.initWeights->find(p->name); it != o_.initWeights->end())
+        if (Error e = runner_->params().write(p->name, it->second)) return e;
   if (!o_.initFromPath.empty()) {
     // The forward graph's parameters: weights and running statistics, not optimizer state.
     std::set<std::string> weights;

@@ -130,6 +130,7 @@ RunStatus Session::countStep(const Batch &b, const std::vector<double> &v, doubl
   ++runSteps_;
   double loss = v[0];
   if (runSteps_ == 1) firstLoss_ = loss;
+  if (o_.onStep) o_.onStep(progress_.step, epoch + 1, loss, lr_);
   if (Error why = lossProblem(loss))
     return fail(why.message() + " at epoch " + std::to_string(epoch + 1) + ", step " +
                     std::to_string(progress_.stepInEpoch) + " (global step " +
@@ -291,6 +292,7 @@ RunStatus Session::trainEpochs() {
     if (!r) return fail(r.error().message());
     lastTestAcc = r->get("test_acc");
     out_ << epochLine(*r, s_.epochs) << "\n" << std::flush;
+    if (o_.onEpoch) o_.onEpoch(*r);
     // The same unreadable files come back every epoch: warn when an epoch meets more of them.
     int64_t met = loader.badImages().count() - badBefore;
     if (met > reportedBad) {
@@ -312,6 +314,7 @@ RunStatus Session::trainEpochs() {
   }
   if (!o_.savePath.empty())
     if (Error e = saveState(o_.savePath)) return fail(e.message());
+  if (o_.onFinish) o_.onFinish(runner_->params());
   if (int sig = StopBetweenSteps::caught())
     err_ << "dtnn-run: " << (ranks() > 1 ? "rank " + std::to_string(rank()) + ": " : "")
          << "note: " << signalName(sig) << " arrived after the last step; the run finished\n";

@@ -1,8 +1,11 @@
 #include "tools/lib/CommandLine.h"
 
 #include "ir/Diagnostics.h"
+#include "ir/RunSettings.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <csignal>
 #include <climits>
 #include <filesystem>
@@ -159,6 +162,37 @@ int runGuarded(const std::string &tool, const std::function<int()> &body) {
     std::cerr << tool << ": error: " << exceptionMessage(std::current_exception()) << "\n";
     return 1;
   }
+}
+
+// Applies the flags that override train settings, each checked by the
+// run-settings schema; fails with a usage error message for a malformed value.
+Error applySettingFlags(const ParsedArgs &args, ir::AttrMap &config) {
+  for (const ir::RunSettingDef &d : ir::runSettingDefs()) {
+    if (d.flag.empty() || !args.has(d.flag)) continue;
+    std::string flag = "--" + d.flag, text = args.get(d.flag);
+    ir::AttrValue value = text;
+    if (d.kind == ir::SettingKind::Count) {
+      int64_t n = 0;
+      if (Error msg = readCount(flag, text, d.least, INT64_MAX, n))
+        return msg;
+      value = n;
+    } else if (d.kind == ir::SettingKind::Fraction || d.kind == ir::SettingKind::Rate) {
+      char *end = nullptr;
+      errno = 0;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0')
+        return Error::make(flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'");
+      if (errno == ERANGE)
+        return Error::make(flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "', which is " +
+               (std::fabs(v) > 1 ? "too large for a double" : "too small for a double (it rounds to 0)"));
+      value = v;
+    }
+    if (Error msg = ir::setRunSetting(config, d, value))
+      return Error::make(d.kind == ir::SettingKind::Choice
+                 ? msg.message()
+                 : flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'");
+  }
+  return Error::success();
 }
 
 } // namespace dtnn::cli

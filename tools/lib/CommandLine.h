@@ -2,6 +2,7 @@
 // `--opt value`, `-o value`, and positional arguments, with generated help.
 #pragma once
 
+#include "ir/Attributes.h"
 #include "ir/Error.h"
 
 #include <cstdint>
@@ -42,6 +43,11 @@ struct ParsedArgs {
 // Parses `args` against `specs`; fails with a usage error message.
 Expected<ParsedArgs> parseArgs(const std::vector<std::string> &args,
                                const std::vector<OptionSpec> &specs);
+
+// Applies the flags that override train settings (--batch, --lr, --optimizer, ... as the
+// run-settings schema names them) to a train section's `config`, each value checked by the
+// schema; fails with a usage error message for a malformed value.
+Error applySettingFlags(const ParsedArgs &args, ir::AttrMap &config);
 
 // Reads the integer value `text` of option `name` ("--threads") into `out`,
 // which must lie in [lo, hi]. Fails with a message that states the limit a

@@ -141,37 +141,6 @@ std::vector<cli::OptionSpec> options() {
   return all;
 }
 
-// Applies the flags that override train settings, each checked by the
-// run-settings schema; fails with a usage error message for a malformed value.
-Error applyOverrides(const cli::ParsedArgs &args, ir::AttrMap &config) {
-  for (const ir::RunSettingDef &d : ir::runSettingDefs()) {
-    if (d.flag.empty() || !args.has(d.flag)) continue;
-    std::string flag = "--" + d.flag, text = args.get(d.flag);
-    ir::AttrValue value = text;
-    if (d.kind == ir::SettingKind::Count) {
-      int64_t n = 0;
-      if (Error msg = cli::readCount(flag, text, d.least, INT64_MAX, n))
-        return msg;
-      value = n;
-    } else if (d.kind == ir::SettingKind::Fraction || d.kind == ir::SettingKind::Rate) {
-      char *end = nullptr;
-      errno = 0;
-      double v = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0')
-        return Error::make(flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'");
-      if (errno == ERANGE)
-        return Error::make(flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "', which is " +
-               (std::fabs(v) > 1 ? "too large for a double" : "too small for a double (it rounds to 0)"));
-      value = v;
-    }
-    if (Error msg = ir::setRunSetting(config, d, value))
-      return Error::make(d.kind == ir::SettingKind::Choice
-                 ? msg.message()
-                 : flag + " expects " + ir::settingExpectation(d) + ", got '" + text + "'");
-  }
-  return Error::success();
-}
-
 // A stream that drops what it is given: the output of ranks other than 0.
 struct NullStream : std::ostream {
   NullStream() : std::ostream(nullptr) {}
@@ -393,7 +362,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   co.importDirs.push_back(standardLibraryDir());
   auto module = frontend::compileFile(args->positional[0], co, sm, diags);
   if (!module) return kInputError;
-  if (Error msg = applyOverrides(*args, module->trainConfig()))
+  if (Error msg = cli::applySettingFlags(*args, module->trainConfig()))
     return usageError(msg.message());
 
   // Settings errors first, before the passes would report them less directly.
