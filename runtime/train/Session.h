@@ -177,6 +177,8 @@ private:
   bool stepLimitReached() const { return o_.maxSteps >= 0 && runSteps_ >= o_.maxSteps; }
   Error findGraphs();
   Error loadData();
+  // The data's labels, transforms, checks and validation split, once data_ holds it.
+  Error prepareData();
   Error checkData(const Dataset &d, const std::string &which);
   // Makes the transforms of training and evaluation samples (the augment setting; image files
   // resized to the model's input) and chooses the data workers.

@@ -107,13 +107,7 @@ Error Session::loadData() {
   if (o_.memoryData) {
     dataName_ = "memory";
     data_ = *o_.memoryData;
-    if (Error e = setUpTransforms()) return e;
-    if (Error e = checkData(data_.train, "training")) return e;
-    if (Error e = checkData(data_.test, "test")) return e;
-    auto [trainIdx, valIdx] = splitValidation(data_.train.count, s_.validation, s_.seed);
-    trainIdx_ = std::move(trainIdx);
-    valIdx_ = std::move(valIdx);
-    return Error::success();
+    return prepareData();
   }
   DataSpec spec = s_.data;
   const ir::TensorType &input = fwd_->inputs()[0]->type();
@@ -142,6 +136,10 @@ Error Session::loadData() {
   auto d = dtnn::loadData(spec, o_.synthetic ? "" : o_.dataDir, s_.seed);
   if (!d) return d.takeError();
   data_ = std::move(*d);
+  return prepareData();
+}
+
+Error Session::prepareData() {
   // Padding takes the label the loss leaves out.
   int32_t ignore = static_cast<int32_t>(passes::lossIgnoreIndex(s_.loss));
   for (Dataset *set : {&data_.train, &data_.test}) {

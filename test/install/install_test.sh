@@ -52,6 +52,16 @@ if "$bin/dtnnc" ops --plugin "$p/wrong_version.so" > /dev/null 2> "$work/wrong.t
 fi
 sed "s|$p/||" "$work/wrong.txt"
 
+# The C++ API's example, built on its own against the installed library: its model, written with
+# C++ calls, compiles as examples/lenet.dtnn does.
+cp -r "$src/../../examples/cpp" "$work/cpp"
+cmake -S "$work/cpp" -B "$work/cpp/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_TYPE=Release > "$work/cpp-configure.log"
+cmake --build "$work/cpp/build" > "$work/cpp-build.log"
+"$work/cpp/build/train_lenet" --print-model | sed 's/ loc([^)]*)//' > "$work/api.ir"
+"$bin/dtnnc" compile "$src/../../examples/lenet.dtnn" | sed 's/ loc([^)]*)//' > "$work/file.ir"
+echo "cpp: train_lenet built, linked with $(ldd "$work/cpp/build/train_lenet" | grep -o 'libdtnn[^ ]* => [^ ]*' | sed "s|$work/prefix|PREFIX|"); model $(cmp -s "$work/api.ir" "$work/file.ir" && echo same as || echo differs from) examples/lenet.dtnn"
+
 # The program that links libdtnn with its own op, built against the installed library: it
 # compiles a model that uses its op.
 ext="$work/app/build/dtnn-extensions"
