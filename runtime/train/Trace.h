@@ -13,6 +13,7 @@
 #include "runtime/Communicator.h"
 #include "runtime/Executor.h"
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -50,7 +51,8 @@ private:
 
   int rank_;
   double origin_; // monotonicSeconds() when the ranks left the barrier
-  int64_t kernelSteps_, stepsRecorded_ = 0;
+  int64_t kernelSteps_;
+  std::atomic<int64_t> stepsRecorded_{0}; // read by the data workers' threads too
   std::mutex mutex_;
   std::vector<std::string> events_;
   std::vector<int> workerTracks_;

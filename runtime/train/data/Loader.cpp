@@ -9,7 +9,6 @@
 #include "runtime/Random.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cassert>
 #include <cmath>
 #include <functional>
@@ -23,11 +22,6 @@ namespace {
 constexpr size_t kQueueDepth = 2;
 // Seed stream of the validation split, apart from the epoch streams 0, 1, 2, ...
 constexpr uint64_t kValidationStream = 0x76616c6964617465ull;
-
-// A steady clock in seconds.
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 } // namespace
 
@@ -66,7 +60,7 @@ void BatchLoader::startEpoch(int64_t epoch) {
 bool BatchLoader::next(Batch &out) {
   if (nextBatch_ >= batchesPerEpoch() || error_)
     return false;
-  double started = seconds();
+  double started = runtime::monotonicSeconds();
   if (!opts_.prefetch) {
     error_ = makeBatch(nextBatch_, out, scratch_);
     if (error_) return false;
@@ -79,7 +73,7 @@ bool BatchLoader::next(Batch &out) {
   changed_.wait(lock, [&] {
     return ready_.count(nextBatch_) || failed_.count(nextBatch_) || failure_;
   });
-  waited_ += seconds() - started;
+  waited_ += runtime::monotonicSeconds() - started;
   if (auto f = failed_.find(nextBatch_); f != failed_.end()) {
     error_ = Error::make(f->second);
     lock.unlock();
