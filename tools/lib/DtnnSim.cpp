@@ -6,6 +6,7 @@
 // α-β model (`--net`, written by `dtnn-run --calibrate`, or 100 Gb/s
 // defaults). Each rank keeps its batch (weak scaling).
 #include "dtnn/Compiler.h"
+#include "dtnn/Plugin.h"
 #include "dtnn/Tools.h"
 #include "dtnn/Registry.h"
 #include "frontend/Frontend.h"
@@ -53,6 +54,7 @@ int run(int argc, char **argv) {
       {"ranks", "LIST", "rank counts, e.g. 1,16,64,1024 (default 1,2,4)"},
       {"batch", "B", "samples a rank (default: the train section's batch)"},
       {"I", "DIR", "also search DIR for imported files", true},
+      {"plugin", "LIB.so", "load a plugin's ops, passes... (repeatable; also $DTNN_PLUGINS)", true},
       {"help", "", "show this help"},
   };
   specs.insert(specs.end() - 1, cli::kDataParallelOptions.begin(), cli::kDataParallelOptions.end());
@@ -167,6 +169,10 @@ int run(int argc, char **argv) {
 
 int dtnn::dtnnSimMain(int argc, char **argv) {
   if (Error e = registerBuiltins()) {
+    std::cerr << "dtnn-sim: error: " << e.message() << "\n";
+    return kInputError;
+  }
+  if (Error e = loadPlugins(argc, argv)) {
     std::cerr << "dtnn-sim: error: " << e.message() << "\n";
     return kInputError;
   }
