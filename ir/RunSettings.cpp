@@ -190,6 +190,17 @@ Error checkSettingArg(const RunSettingDef &def, const std::string &choice,
                      join(names) + ")");
 }
 
+Expected<AttrMap> checkSettingArgs(const RunSettingDef &def, const std::string &choice,
+                                   const AttrMap &args) {
+  AttrMap checked;
+  for (const auto &[arg, given] : args.entries()) {
+    AttrValue v = given;
+    if (Error e = checkSettingArg(def, choice, arg, v)) return e;
+    checked.set(arg, std::move(v));
+  }
+  return checked;
+}
+
 std::string metricExamples() {
   std::string out;
   for (const SettingChoice &c : settingChoices("metrics"))

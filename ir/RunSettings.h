@@ -105,6 +105,11 @@ Error checkSettingChoice(const RunSettingDef &def, const std::string &name);
 Error checkSettingArg(const RunSettingDef &def, const std::string &choice,
                       const std::string &arg, AttrValue &value);
 
+// The same for every argument of `args`: the arguments, each of its declared kind, or the first
+// failure.
+Expected<AttrMap> checkSettingArgs(const RunSettingDef &def, const std::string &choice,
+                                   const AttrMap &args);
+
 // One name per registered metric, numbered ones with K = 5: "accuracy, top5".
 std::string metricExamples();
 

@@ -128,13 +128,9 @@ Expected<ImageTransform> makeTrainTransform(const ir::SettingCall &spec, const I
     Error e = ir::checkSettingChoice(setting, name);
     return e ? std::move(e) : Error::make("augmentation '" + name + "' makes nothing");
   }
-  ir::AttrMap checked;
-  for (const auto &[k, value] : spec.args.entries()) {
-    ir::AttrValue v = value;
-    if (Error e = ir::checkSettingArg(setting, name, k, v)) return e;
-    checked.set(k, std::move(v));
-  }
-  return def->make(checked, eval, files);
+  Expected<ir::AttrMap> checked = ir::checkSettingArgs(setting, name, spec.args);
+  if (!checked) return checked.takeError();
+  return def->make(*checked, eval, files);
 }
 
 } // namespace dtnn

@@ -329,12 +329,9 @@ Expected<DataSplits> loadData(const DataSpec &spec, const std::string &dir, uint
     Error e = ir::checkSettingChoice(setting, spec.name);
     return e ? std::move(e) : Error::make("data source '" + spec.name + "' has no loader");
   }
-  DataSpec checked{spec.name, {}}; // the arguments, each of its declared kind
-  for (const auto &[arg, value] : spec.args.entries()) {
-    ir::AttrValue v = value;
-    if (Error e = ir::checkSettingArg(setting, spec.name, arg, v)) return e;
-    checked.args.set(arg, std::move(v));
-  }
+  Expected<ir::AttrMap> args = ir::checkSettingArgs(setting, spec.name, spec.args);
+  if (!args) return args.takeError();
+  DataSpec checked{spec.name, std::move(*args)}; // the arguments, each of its declared kind
   if (!dir.empty() && !src->readsFiles)
     return Error::make("data source '" + spec.name + "' reads no files, so a data folder ('" +
                        dir + "') does not apply");
