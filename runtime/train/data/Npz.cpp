@@ -1,15 +1,14 @@
-// .npz reader. The zip archive (Zip.cpp) is parsed by hand: the end-of-central-directory record is searched
-// for backwards over the last 64 KiB + 22 bytes (the most a comment can push it back), the zip64
-// end record is read through its locator when there is one, then the central directory, then the
-// member's local header, whose own name and extra lengths give where its data starts. The sizes
+// .npz reader. The zip archive (Zip.cpp) is parsed by hand: the end-of-central-directory record is
+// searched for backwards over the last 64 KiB + 22 bytes (the most a comment can push it back), the
+// zip64 end record is read through its locator when there is one, then the central directory, then
+// the member's local header, whose own name and extra lengths give where its data starts. The sizes
 // and CRC-32 come from the central directory, widened by the zip64 extra field (id 0x0001) where
 // they read 0xFFFFFFFF. A member is read as a stream, stored bytes straight from the file or
 // deflated ones through zlib's raw inflate, into the caller's buffer: first the .npy header (a
 // Python dict literal giving descr, fortran_order and shape), then exactly the data that header
-// promises, into the array's own storage, then the CRC and the end of the stream are checked.
-// Every size is checked against the file, the deflate ratio and the machine's memory before it
-// is used, so a corrupt or hostile file fails with a message instead of a crash or a huge
-// allocation.
+// promises, into the array's own storage, then the CRC and the end of the stream are checked. Every
+// size is checked against the file, the deflate ratio and the machine's memory before it is used,
+// so a corrupt or hostile file fails with a message instead of a crash or a huge allocation.
 #include "runtime/train/data/Npz.h"
 
 #include "runtime/HostMemory.h"
