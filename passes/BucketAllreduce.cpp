@@ -250,15 +250,13 @@ private:
         merged.insert(items[k].pair.wait);
       }
       DTNN_LOG_AT(Debug, "bucket-allreduce", [&] {
-        uint64_t bytes = 0;
+        double bytes = 0;
+        for (size_t k = lo; k < hi; ++k) bytes += items[k].bytes;
         std::string names;
-        for (const ir::Value *v : operands) {
-          bytes += uint64_t(v->type().staticElements()) * ir::dtypeSize(v->type().dtype);
-          names += (names.empty() ? "" : ", ") + v->type().str();
-        }
+        for (const ir::Value *v : operands) names += (names.empty() ? "" : ", ") + v->type().str();
         return "@" + g.name() + " bucket " + std::to_string(b) + ": " +
-               std::to_string(operands.size()) + " gradients, " + std::to_string(bytes) +
-               " bytes (" + names + ")";
+               std::to_string(operands.size()) + " gradients, " +
+               std::to_string(static_cast<uint64_t>(bytes)) + " bytes (" + names + ")";
       }());
       // After the last producer of the operands and their other readers.
       std::set<const ir::Value *> mine(operands.begin(), operands.end());

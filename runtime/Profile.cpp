@@ -76,7 +76,7 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
         Comm c;
         int64_t b = step.op->attrs().getInt("bucket");
         c.name = b >= 0 ? "bucket " + std::to_string(b) : "allreduce " + std::to_string(comms_.size());
-        for (int id : step.in) c.bytes += plan.values[id].desc.bytes;
+        c.bytes = operandBytes(plan, step);
         c.start = static_cast<int>(s);
         commOfToken[step.op->result(0)] = comms_.size();
         comms_.push_back(c);

@@ -137,6 +137,7 @@ public:
 
 private:
   explicit Model(std::unique_ptr<Impl> impl);
+  static Expected<Model> compiled(std::string name, std::string text, std::string model);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -104,11 +104,8 @@ std::string planDot(const Plan &p, const std::string &prefix) {
               "\", penwidth=2";
     }
     if (s.op->name() == "allreduce_start" || s.op->name() == "allreduce_wait") {
-      int64_t bucket = s.op->attrs().find("bucket") ? s.op->attrs().getInt("bucket") : -1;
-      uint64_t bytes = 0;
-      for (int id : s.in)
-        if (p.values[size_t(id)].desc.type.dtype != ir::DType::Token)
-          bytes += p.values[size_t(id)].desc.bytes;
+      int64_t bucket = s.op->attrs().getInt("bucket");
+      uint64_t bytes = operandBytes(p, s);
       if (bytes) label += "\nbucket " + std::to_string(bucket) + ", " + bytesText(bytes);
       attrs = "shape=hexagon, style=filled, fillcolor=\"" + bucketColour(bucket) + "\"";
     }

@@ -116,6 +116,8 @@ std::string opLocation(const ir::Op &op);
 // The layer of a step that reads a parameter: the parameter's name without the last part
 // ("resnet.0.basic.1.conv_bn.0.conv2d.0"); "" for others.
 std::string stepLayer(const Plan &plan, const PlanStep &s);
+// The bytes of a step's operands as laid out (a reduction's: its bucket's bytes).
+uint64_t operandBytes(const Plan &plan, const PlanStep &s);
 // The layer a step's op belongs to, as people name it: its layer and the op, else the op and its
 // location.
 std::string stepLayerName(const Plan &plan, const PlanStep &s);

@@ -104,6 +104,12 @@ std::string stepLayer(const Plan &plan, const PlanStep &s) {
   return "";
 }
 
+uint64_t operandBytes(const Plan &plan, const PlanStep &s) {
+  uint64_t bytes = 0;
+  for (int id : s.in) bytes += plan.values[size_t(id)].desc.bytes;
+  return bytes;
+}
+
 std::string stepLayerName(const Plan &plan, const PlanStep &s) {
   if (std::string layer = stepLayer(plan, s); !layer.empty()) return layer + " " + s.op->name();
   std::string where = opLocation(*s.op);

@@ -53,9 +53,11 @@ Expected<std::unique_ptr<RunTrace>> RunTrace::start(Communicator &comm, int64_t 
   return std::unique_ptr<RunTrace>(new RunTrace(comm.rank(), monotonicSeconds(), kernelSteps));
 }
 
-std::string RunTrace::micros(double seconds) const {
+std::string RunTrace::micros(double seconds) const { return duration(seconds - origin_); }
+
+std::string RunTrace::duration(double seconds) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", (seconds - origin_) * 1e6);
+  std::snprintf(buf, sizeof buf, "%.3f", seconds * 1e6);
   return buf;
 }
 
@@ -70,7 +72,7 @@ void RunTrace::addSpan(int track, const std::string &name, const char *category,
                        double end, const std::string &args) {
   std::string e = "\"name\": " + json(name) + ", \"cat\": \"" + category +
                   "\", \"ph\": \"X\", \"ts\": " + micros(start) + ", \"dur\": " +
-                  micros(origin_ + (end - start)) + ", \"tid\": " + std::to_string(track);
+                  duration(end - start) + ", \"tid\": " + std::to_string(track);
   if (!args.empty()) e += ", \"args\": {" + args + "}";
   std::lock_guard<std::mutex> lock(mutex_);
   if (track >= kWorker && std::find(workerTracks_.begin(), workerTracks_.end(), track) ==
@@ -109,11 +111,10 @@ void RunTrace::addStep(const Plan &plan, const std::vector<StepTime> &times, int
     const char *category = "kernel";
     if (op == "allreduce_start" || op == "allreduce_wait") {
       category = "allreduce";
-      int64_t bucket = s.op->attrs().find("bucket") ? s.op->attrs().getInt("bucket") : int64_t(i);
-      uint64_t bytes = 0;
-      for (int id : s.in)
-        if (plan.values[size_t(id)].desc.type.dtype != ir::DType::Token)
-          bytes += plan.values[size_t(id)].desc.bytes;
+      // A reduction outside a bucket (-1) is known by its step.
+      int64_t bucket = s.op->attrs().getInt("bucket");
+      if (bucket < 0) bucket = int64_t(i);
+      uint64_t bytes = operandBytes(plan, s);
       args += ", \"bucket\": " + std::to_string(bucket) + ", \"bytes\": " + std::to_string(bytes);
       if (op == "allreduce_start") {
         started[bucket] = t.start;

@@ -47,7 +47,9 @@ private:
       : rank_(rank), origin_(origin), kernelSteps_(kernelSteps) {}
   // Appends one event (a JSON object without the braces' pid, which write adds).
   void add(std::string event);
+  // Microseconds since the origin of time `seconds`, and of a span of `seconds`, as JSON numbers.
   std::string micros(double seconds) const;
+  static std::string duration(double seconds);
 
   int rank_;
   double origin_; // monotonicSeconds() when the ranks left the barrier

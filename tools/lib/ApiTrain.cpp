@@ -19,6 +19,7 @@
 #include "runtime/comm/Mpi.h"
 #include "runtime/train/FusionTargets.h"
 #include "runtime/train/TrainState.h"
+#include "runtime/train/data/Samples.h"
 #include "runtime/train/Trainer.h"
 #include "tools/lib/CommandLine.h"
 
@@ -30,6 +31,7 @@ namespace dtnn {
 struct Model::Impl {
   std::string name, text, model; // the source's name and text, and which model of it
   std::string ir;
+  std::vector<std::string> params;                // the module's parameters, by name
   std::map<std::string, runtime::Tensor> weights; // empty: the initializers'
   std::vector<std::map<std::string, double>> history;
 };
@@ -126,11 +128,6 @@ Expected<std::unique_ptr<runtime::BackendSet>> backendsFor(const TrainOptions &o
   return std::make_unique<runtime::BackendSet>(std::move(*b));
 }
 
-// A stream that drops what it is given.
-class NullBuffer : public std::streambuf {
-  int overflow(int c) override { return c; }
-};
-
 // Runs a training session (or, evalOnly, an evaluation) of `m` on `train` and `test`.
 Error runSession(Model::Impl &m, const Samples &train, const Samples &test,
                  const TrainOptions &o, bool evalOnly,
@@ -180,8 +177,7 @@ Error runSession(Model::Impl &m, const Samples &train, const Samples &test,
     }
     m.weights = std::move(weights);
   };
-  NullBuffer nothing;
-  std::ostream quiet(&nothing);
+  cli::NullStream quiet;
   std::ostream &out = o.out && (*comm)->rank() == 0 ? *o.out : quiet;
   std::ostringstream err;
   runtime::RunStatus st = runtime::train(**module, *settings, ro, **backends, out, err);
@@ -223,27 +219,28 @@ Model::Model(Model &&) noexcept = default;
 Model &Model::operator=(Model &&) noexcept = default;
 Model::~Model() = default;
 
-Expected<Model> Model::fromSource(const std::string &name, const std::string &text) {
+// A model of `text` (named `name`; `model` picks one of several), compiled once to check it and
+// to keep its IR and parameter names.
+Expected<Model> Model::compiled(std::string name, std::string text, std::string model) {
   auto impl = std::make_unique<Impl>();
-  impl->name = name;
-  impl->text = text;
+  impl->name = std::move(name);
+  impl->text = std::move(text);
+  impl->model = std::move(model);
   auto module = compile(*impl, "default", {});
   if (!module) return module.takeError();
   impl->ir = ir::printModule(**module);
+  for (const auto &p : (*module)->params()) impl->params.push_back(p->name);
   return Model(std::move(impl));
+}
+
+Expected<Model> Model::fromSource(const std::string &name, const std::string &text) {
+  return compiled(name, text, "");
 }
 
 Expected<Model> Model::fromFile(const std::string &path, const std::string &model) {
   Expected<std::string> text = readSourceFile(path, ".dtnn file");
   if (!text) return text.takeError();
-  auto impl = std::make_unique<Impl>();
-  impl->name = path;
-  impl->text = std::move(*text);
-  impl->model = model;
-  auto module = compile(*impl, "default", {});
-  if (!module) return module.takeError();
-  impl->ir = ir::printModule(**module);
-  return Model(std::move(impl));
+  return compiled(path, std::move(*text), model);
 }
 
 Expected<Model> Model::fromBuilder(const ModelBuilder &b) {
@@ -290,14 +287,19 @@ Expected<HostTensor> Model::predict(const HostTensor &inputs, const TrainOptions
   const void *data = inputs.bytes.data();
   size_t bytes = inputs.bytes.size();
   if (normalize) {
-    // As the loader normalizes u8 images for a model of f32 ones.
-    int64_t channels = dims.size() > 1 ? dims[1] : 1, plane = inputs.numel() / (dims[0] * channels);
+    // Through the loader's own sample writer, as training normalizes them.
+    if (o.mean.size() != o.std.size()) return Error::make("mean and std need as many values");
+    Dataset images;
+    images.count = dims[0];
+    images.sampleShape.assign(dims.begin() + 1, dims.end());
+    images.pixels = inputs.bytes;
+    SampleWriter writer(images, Normalization{o.mean, o.std}, ImageTransform{}, 0);
+    SampleScratch scratch;
+    BadImageLog bad;
     floats.resize(size_t(inputs.numel()));
-    for (int64_t i = 0; i < inputs.numel(); ++i) {
-      size_t c = o.mean.size() > 1 ? size_t((i / plane) % channels) : 0;
-      float v = float(inputs.bytes[size_t(i)]) / 255.0f;
-      floats[size_t(i)] = o.mean.empty() ? v : (v - o.mean[c]) / o.std[c];
-    }
+    for (int64_t i = 0; i < images.count; ++i)
+      if (auto e = writer.write(i, 0, floats.data() + i * images.sampleNumel(), scratch, bad); !e)
+        return e.takeError();
     data = floats.data();
     bytes = floats.size() * sizeof(float);
   }
@@ -307,14 +309,9 @@ Expected<HostTensor> Model::predict(const HostTensor &inputs, const TrainOptions
 }
 
 std::vector<std::string> Model::weightNames() const {
+  if (impl_->weights.empty()) return impl_->params;
   std::vector<std::string> names;
-  if (!impl_->weights.empty()) {
-    for (const auto &[name, t] : impl_->weights) names.push_back(name);
-    return names;
-  }
-  auto module = compile(*impl_, "", {});
-  if (module)
-    for (const auto &p : (*module)->params()) names.push_back(p->name);
+  for (const auto &[name, t] : impl_->weights) names.push_back(name);
   return names;
 }
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,11 @@ struct ParsedArgs {
 // Parses `args` against `specs`; fails with a usage error message.
 Expected<ParsedArgs> parseArgs(const std::vector<std::string> &args,
                                const std::vector<OptionSpec> &specs);
+
+// A stream that drops what it is given (the output of ranks other than 0).
+struct NullStream : std::ostream {
+  NullStream() : std::ostream(nullptr) {}
+};
 
 // Applies the flags that override train settings (--batch, --lr, --optimizer, ... as the
 // run-settings schema names them) to a train section's `config`, each value checked by the

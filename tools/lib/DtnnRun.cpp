@@ -141,11 +141,6 @@ std::vector<cli::OptionSpec> options() {
   return all;
 }
 
-// A stream that drops what it is given: the output of ranks other than 0.
-struct NullStream : std::ostream {
-  NullStream() : std::ostream(nullptr) {}
-};
-
 // Measures the network of the job's ranks and writes the model to `path`.
 int calibrate(runtime::Communicator &comm, const std::string &path) {
   if (comm.size() < 2) {
@@ -352,7 +347,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
       return kInputError;
     }
   // Every rank compiles; rank 0 alone reports.
-  NullStream quiet;
+  cli::NullStream quiet;
   std::ostream &out = comm->rank() == 0 ? std::cout : quiet;
   SourceManager sm;
   DiagnosticEngine diags(sm, comm->rank() == 0 ? std::cerr : quiet);
