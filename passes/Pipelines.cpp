@@ -53,6 +53,12 @@ std::string dataParallelPipeline(const DataParallelOptions &o) {
 
 std::string updatePipeline() { return "fuse-updates"; }
 
+std::string trainStepPipeline(const DataParallelOptions &o) {
+  std::string pipeline = trainPipeline(o);
+  if (std::string d = dataParallelPipeline(o); !d.empty()) pipeline += "," + d;
+  return pipeline + "," + updatePipeline();
+}
+
 std::string printPipelines() {
   std::string out;
   for (const Pipeline &p : builtinPipelines()) {

@@ -43,6 +43,10 @@ std::string dataParallelPipeline(const DataParallelOptions &o);
 // make: "fuse-updates".
 std::string updatePipeline();
 
+// The whole train step of a run of `o.ranks` ranks: trainPipeline, dataParallelPipeline and
+// updatePipeline in turn.
+std::string trainStepPipeline(const DataParallelOptions &o);
+
 // One line per pipeline, `name: pass,pass,...`, in builtinPipelines() order.
 std::string printPipelines();
 

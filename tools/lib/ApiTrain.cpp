@@ -136,10 +136,7 @@ Error runSession(Model::Impl &m, const Samples &train, const Samples &test,
   if (!comm) return comm.takeError();
   passes::DataParallelOptions dp;
   dp.ranks = (*comm)->size();
-  std::string pipeline = passes::trainPipeline(dp);
-  if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
-  pipeline += "," + passes::updatePipeline();
-  auto module = compile(m, pipeline, o.settings);
+  auto module = compile(m, passes::trainStepPipeline(dp), o.settings);
   if (!module) return module.takeError();
   auto settings = ir::readRunSettings((*module)->trainConfig());
   if (!settings) return settings.takeError();

@@ -370,9 +370,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
   if (!module) return kInputError;
   bool training =
       emitKind == "train-ir" || emitKind == "plan" || emitKind == "dot" || emitKind == "llvm";
-  std::string pipeline = training ? passes::trainPipeline(dp) : "default";
-  if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
-  if (training) pipeline += "," + passes::updatePipeline();
+  // --ranks needs a training --emit, so only a train step is data-parallel.
+  std::string pipeline = training ? passes::trainStepPipeline(dp) : "default";
   std::string kind = emitKind == "train-ir" ? "ir" : emitKind;
   return passAndEmit("compile", *args, pipeline, *module, kind, plan, out);
 }
