@@ -1,7 +1,7 @@
-// The arena: one block of a backend's memory that every plan of a run
-// places its values in (plans run one at a time, and no value outlives its
-// plan's run). It grows to the largest plan; executors rebind their views
-// when it moves.
+// An arena: one block of memory of one space that every plan of a run
+// places its values of that space in (plans run one at a time, and no value
+// outlives its plan's run). It grows to the largest plan; executors rebind
+// their views when it moves. A run has one per memory space.
 #pragma once
 
 #include "runtime/Backend.h"
@@ -12,7 +12,9 @@ namespace dtnn::runtime {
 
 class Arena {
 public:
-  explicit Arena(Backend &backend) : backend_(backend) {}
+  // Memory of `backend`, or its host memory (Backend::allocateHost: pinned for a device) when
+  // `space` is the host and the backend's own is not.
+  Arena(Backend &backend, MemorySpace space) : backend_(backend), space_(space) {}
   ~Arena();
   Arena(const Arena &) = delete;
   Arena &operator=(const Arena &) = delete;
@@ -26,7 +28,10 @@ public:
   uint64_t generation() const { return generation_; }
 
 private:
+  void *allocate(uint64_t bytes);
+  void release(void *p);
   Backend &backend_;
+  MemorySpace space_;
   char *base_ = nullptr;
   uint64_t bytes_ = 0;
   uint64_t generation_ = 0;

@@ -23,6 +23,22 @@ Error Backend::synchronize() {
   return e;
 }
 
+void *Backend::allocateHost(size_t bytes) { return allocateHostZeroed(bytes); }
+void Backend::releaseHost(void *p) { std::free(p); }
+
+void Backend::copyToDeviceOn(Queue &queue, void *dst, const void *src, size_t bytes) {
+  queue.submit([this, dst, src, bytes] {
+    copyToDevice(dst, src, bytes);
+    return Error::success();
+  });
+}
+
+CapturedRun::~CapturedRun() = default;
+
+Expected<std::unique_ptr<CapturedRun>> Backend::capture(Queue &, const std::function<Error()> &) {
+  return Error::make("the " + std::string(name()) + " backend cannot record its work for replay");
+}
+
 std::string memoryOwner(const Backend &backend) {
   return "the " + std::string(backend.name()) + " backend";
 }

@@ -9,6 +9,7 @@
 #include "runtime/Kernel.h"
 #include "runtime/Layout.h"
 #include "runtime/Queue.h"
+#include "runtime/StepGraph.h"
 
 #include <memory>
 #include <string>
@@ -18,6 +19,15 @@ namespace dtnn::runtime {
 
 struct BackendOptions {
   int threads = 0; // 0: the default (runtime/Threads.h)
+  // Plans only (dtnnc): a device backend then starts no device.
+  bool planOnly = false;
+  // Where a device backend may round float32 operands to TF32: "conv" (PyTorch's defaults),
+  // "all", or "off" (strict float32).
+  std::string tf32 = "conv";
+  // Only kernels and algorithms that give the same bits on every run.
+  bool deterministic = false;
+  // The device a device backend runs on.
+  int device = 0;
   // Where a backend that compiles kernels keeps them across runs
   // (`--jit-cache`): a folder, "off" for nowhere, "" for the backend's
   // default.
@@ -33,6 +43,9 @@ public:
   // jit: kernels compiled and loaded from its cache); "" when nothing.
   virtual std::string summary() const { return {}; }
   virtual MemorySpace memorySpace() const { return MemorySpace::Host; }
+  // Makes the backend ready to run kernels: a device backend starts its
+  // device here, and fails with why it cannot. Plans need no start.
+  virtual Error start() { return Error::success(); }
 
   // Memory, zero-filled on allocation. Throws std::bad_alloc when refused.
   virtual void *allocate(size_t bytes) = 0;
@@ -42,6 +55,14 @@ public:
   virtual uint64_t memoryBytes() const { return 0; }
   virtual void copyToDevice(void *dst, const void *src, size_t bytes) = 0;
   virtual void copyToHost(void *dst, const void *src, size_t bytes) = 0;
+  // Host memory that copies to and from the backend's memory run from
+  // without the host waiting (pinned, for a device), zero-filled; plain host
+  // memory for host backends. Throws std::bad_alloc when refused.
+  virtual void *allocateHost(size_t bytes);
+  virtual void releaseHost(void *p);
+  // Copies host memory from allocateHost into the backend's memory on
+  // `queue` (its copy queue), after the work submitted there before.
+  virtual void copyToDeviceOn(Queue &queue, void *dst, const void *src, size_t bytes);
 
   // The queue its kernels compute on, and one that copies inputs in while
   // kernels run.
@@ -54,6 +75,12 @@ public:
                                                            const BufferDesc &to);
   // Waits until the work launched on its queues so far has finished.
   virtual Error synchronize();
+
+  // Records the work `submit` launches on `origin`, one of this backend's
+  // queues, and on the queues it joins through device events, as a run to
+  // replay; fails for a backend that cannot (host backends).
+  virtual Expected<std::unique_ptr<CapturedRun>> capture(Queue &origin,
+                                                         const std::function<Error()> &submit);
 };
 
 // Whose memory a size check is about: "the onednn backend".

@@ -50,7 +50,7 @@ const BackendEntry *BackendRegistry::find(const std::string &name) const {
 Error BackendSet::checkName(const std::string &name) {
   std::vector<std::string> names = BackendRegistry::get().names();
   if (names.empty()) return Error::make("this build has no backends");
-  if (name.empty() || BackendRegistry::get().find(name)) return Error::success();
+  if (name.empty() || name == "auto" || BackendRegistry::get().find(name)) return Error::success();
   std::string list;
   for (const auto &n : names) list += (list.empty() ? "" : ", ") + n;
   std::string hint = closestMatch(name, names);
@@ -64,6 +64,14 @@ Expected<std::vector<std::string>> BackendSet::order(const std::string &name) {
   const BackendRegistry &reg = BackendRegistry::get();
   std::vector<std::string> names = reg.names();
   std::string chosen = name.empty() ? names.front() : name;
+  if (name == "auto") {
+    chosen = names.front();
+    for (const std::string &n : names)
+      if (const BackendEntry *e = reg.find(n); e->available && e->available()) {
+        chosen = n;
+        break;
+      }
+  }
   std::vector<std::string> out = {chosen};
   for (const std::string &n : names)
     if (n != chosen && reg.find(n)->fallback) out.push_back(n);
@@ -76,7 +84,17 @@ Expected<BackendSet> BackendSet::create(const std::string &name, const BackendOp
   setThreadCount(opts.threads > 0 ? opts.threads : defaultThreadCount());
   BackendSet set;
   for (const std::string &n : *names) set.all_.push_back(BackendRegistry::get().find(n)->create(opts));
+  if (!opts.planOnly)
+    for (const auto &b : set.all_)
+      if (Error e = b->start())
+        return Error::make("the " + std::string(b->name()) + " backend cannot run here: " + e.message());
   return set;
+}
+
+Backend *BackendSet::owner(MemorySpace s) const {
+  for (const auto &b : all_)
+    if (b->memorySpace() == s) return b.get();
+  return nullptr;
 }
 
 Backend *BackendSet::find(std::string_view name) const {

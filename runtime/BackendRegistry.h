@@ -31,6 +31,9 @@ struct BackendEntry {
   std::function<Expected<BufferDesc>(const BufferDesc &like, const ir::TensorType &type)>
       layoutLike;
   std::string origin = "built-in"; // who registered it, for messages
+  // Optional, for backends of a device: whether this machine has one it can
+  // run on (`backend = auto` takes the first that does).
+  std::function<bool()> available;
 };
 
 class BackendRegistry {
@@ -58,17 +61,26 @@ Expected<BufferDesc> layoutLike(const BufferDesc &like, const ir::TensorType &ty
 // the chosen backend, then each fallback.
 class BackendSet {
 public:
-  // Creates the backend named `name` (empty: the default) and the
-  // fallbacks, and sets the thread count; an unknown name gets an error
-  // listing the known ones.
+  // Creates the backend named `name` (empty: the default; "auto": the first
+  // device backend with a device here, else the default) and the fallbacks,
+  // sets the thread count, and starts each backend unless opts.planOnly; an
+  // unknown name gets an error listing the known ones, a backend that cannot
+  // start says why.
   static Expected<BackendSet> create(const std::string &name, const BackendOptions &opts);
   // The error create() gives for a name no backend has, or success.
   static Error checkName(const std::string &name);
   // The names of the backends create() would make, in kernel selection's order.
   static Expected<std::vector<std::string>> order(const std::string &name);
 
-  // The chosen backend: it holds the arena and the parameters.
+  // The chosen backend: it holds the parameters, the input buffers and the
+  // outputs, in its memory space.
   Backend &primary() const { return *all_.front(); }
+  // The backend whose memory holds values of space `s` (the first of that
+  // space); the host's comes from the device backend's pinned memory when
+  // the run has one (Backend::allocateHost). Null when none.
+  Backend *owner(MemorySpace s) const;
+  // The device backend of the run, or null.
+  Backend *device() const { return owner(MemorySpace::Device); }
   const std::vector<std::unique_ptr<Backend>> &all() const { return all_; }
   Backend *find(std::string_view name) const;
   // "onednn, reference"

@@ -1,10 +1,14 @@
-// The executor: runs a plan's steps over the run's arena and parameters.
+// The executor: runs a plan's steps over the run's arenas and parameters.
 // Each step is launched on its kernel's queue (a backend's compute queue, or
 // the communication queue) after that queue is made to wait for the events
 // of the steps on other queues it depends on (the producers of what it
 // reads, the earlier readers of what it writes), so work on different queues
-// overlaps wherever the dependencies allow. Inputs are double-buffered: the
-// next run's inputs are copied in on the copy queue while a run computes.
+// overlaps wherever the dependencies allow; between streams of a device the
+// wait is the device's own (runtime/Queue.h). Inputs are double-buffered: the
+// next run's inputs are copied in on the copy queue while a run computes
+// (from pinned host memory, for a device). A plan whose every step runs on a
+// device backend that can record its work is captured once, after a first
+// run, and replayed from then on (with replays on).
 #pragma once
 
 #include "runtime/Arena.h"
@@ -18,7 +22,8 @@ namespace dtnn::runtime {
 
 // What plans run against: shared by the executors of a run.
 struct ExecServices {
-  Arena &arena;
+  // The arena of each memory space (null for a space no backend of the run has).
+  std::array<Arena *, kMemorySpaces> arenas{};
   ParamStore &params;
   const BackendSet &backends;
   Communicator *comm = nullptr; // for collectives on the communication queue
@@ -27,6 +32,8 @@ struct ExecServices {
   // (synchronized batch norm): a channel of its own, so that its
   // collectives never interleave with the communication queue's.
   Communicator *computeComm = nullptr;
+  // Whether plans that can be replayed are (CUDA graphs; `--no-cuda-graph` turns it off).
+  bool replay = true;
 };
 
 // When one step ran, in monotonicSeconds(), with profiling on.
@@ -58,10 +65,13 @@ public:
   Error run();
   // This rank's part of the global batch in the runs from now on.
   void setPart(StepPart part) { part_ = part; }
-  // Records each step's start and end in the runs from now on.
+  // Records each step's start and end in the runs from now on (steps then
+  // run one by one, never from a replay).
   void setProfiling(bool on) { profiling_ = on; }
   // The steps' times in the last run (empty without profiling).
   const std::vector<StepTime> &times() const { return times_; }
+  // Whether the last run replayed a recorded one.
+  bool replayed() const { return replayed_; }
 
   // Copies graph output i of the last run to the host.
   Tensor output(size_t i) const;
@@ -79,8 +89,18 @@ private:
   };
   void planLaunches();
   void bindArgs();
+  uint64_t boundKey() const;
   TensorView view(int valueId, int slot) const;
   Error describe(const PlanStep &s, const Error &e) const;
+  // Launches the steps with the inputs of `slot`; waits for the staged inputs unless a recording
+  // is being made (whose replay waits for them first).
+  void submitSteps(int slot, bool refresh, bool recording);
+  // Waits for every queue, tracing an asynchronous fault to its step.
+  Error finish();
+  bool replayable() const;
+  Error replayOrRecord(int slot);
+  void recordDeviceTimes();
+  void copyToHost(int valueId, void *host, size_t bytes) const;
 
   const Plan &plan_;
   ExecServices s_;
@@ -88,22 +108,33 @@ private:
   std::vector<Queue *> queues_; // the queues the steps use, in order of first use
   std::vector<Event> events_;   // of the last run, for the steps others wait for
   std::vector<std::unique_ptr<ExecContext>> contexts_;
-  // Two slots of input buffers; `staged_` counts the slots holding the
-  // inputs of coming runs, from `head_` on.
-  std::array<std::vector<void *>, 2> inputs_;
+  // Two slots of input buffers (in the primary backend's memory), and for a
+  // device, pinned host buffers the inputs are staged through; `staged_`
+  // counts the slots holding the inputs of coming runs, from `head_` on.
+  std::array<std::vector<void *>, 2> inputs_, staging_;
   std::array<Event, 2> inputReady_;
   int head_ = 0, staged_ = 0;
   int lastSlot_ = 0; // the slot the last run read
   // Kernel arguments for each input slot, built for one arena generation.
   std::array<std::vector<KernelArgs>, 2> args_;
-  uint64_t boundGeneration_ = UINT64_MAX, boundParams_ = UINT64_MAX;
-  // The results of the plan's `once` steps, and the parameters' version
-  // they were computed from.
-  void *cache_ = nullptr;
+  uint64_t boundKey_ = UINT64_MAX;
+  // The results of the plan's `once` steps in each memory space, and the
+  // parameters' version they were computed from.
+  std::array<void *, kMemorySpaces> cache_{};
   uint64_t cachedVersion_ = UINT64_MAX;
   bool profiling_ = false;
   StepPart part_;
   std::vector<StepTime> times_;
+  // Where each step's work stands in its queue's count (Queue::submitted) in the last run, to
+  // trace an asynchronous fault; -1 on queues that cannot tell.
+  std::vector<int64_t> workNumber_;
+  // Device events around each step, for the profile.
+  std::vector<std::pair<Event, Event>> deviceTimes_;
+  // The recorded run of each input slot, the arguments it was recorded with, and whether the
+  // first (unrecorded) run happened.
+  std::array<std::unique_ptr<CapturedRun>, 2> recorded_;
+  std::array<uint64_t, 2> recordedKey_{UINT64_MAX, UINT64_MAX};
+  bool warmedUp_ = false, replayed_ = false, replayFailed_ = false;
 };
 
 } // namespace dtnn::runtime

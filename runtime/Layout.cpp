@@ -20,10 +20,11 @@ Layout Layout::native(std::string backend, std::string tag, std::shared_ptr<cons
   return l;
 }
 
-BufferDesc BufferDesc::plain(const ir::TensorType &type) {
+BufferDesc BufferDesc::plain(const ir::TensorType &type, MemorySpace space) {
   BufferDesc d;
   d.type = type;
   d.bytes = byteSize(type);
+  d.space = space;
   return d;
 }
 

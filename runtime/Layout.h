@@ -14,6 +14,7 @@ namespace dtnn::runtime {
 
 // Where a buffer lives: host memory, or the memory of a device.
 enum class MemorySpace { Host, Device };
+inline constexpr size_t kMemorySpaces = 2;
 const char *memorySpaceName(MemorySpace s);
 
 // A tensor's arrangement in memory. The plain layout is row-major over the
@@ -56,8 +57,8 @@ struct BufferDesc {
   uint64_t bytes = 0; // with the layout's padding
   MemorySpace space = MemorySpace::Host;
 
-  // A plain host buffer of `type`.
-  static BufferDesc plain(const ir::TensorType &type);
+  // A plain buffer of `type` in host memory, or in `space`.
+  static BufferDesc plain(const ir::TensorType &type, MemorySpace space = MemorySpace::Host);
   // Same layout, size and space; the types agree too.
   bool operator==(const BufferDesc &o) const {
     return type == o.type && layout == o.layout && bytes == o.bytes && space == o.space;

@@ -13,8 +13,12 @@ ModuleRunner::ModuleRunner(const ir::Module &m, const BackendSet &backends,
     : module_(m), backends_(backends), ownComm_(comm ? nullptr : makeLocalCommunicator()),
       comm_(comm ? comm : ownComm_.get()),
       commQueue_(makeThreadQueue("comm")),
-      params_(std::make_unique<ParamStore>(m, backends)),
-      arena_(std::make_unique<Arena>(backends.primary())), ctx_{backends, m, {}} {
+      params_(std::make_unique<ParamStore>(m, backends)), ctx_{backends, m, {}} {
+  // The host arena is the device backend's pinned memory when the run has one.
+  Backend *device = backends.device();
+  arenas_[size_t(MemorySpace::Host)] =
+      std::make_unique<Arena>(device ? *device : backends.primary(), MemorySpace::Host);
+  if (device) arenas_[size_t(MemorySpace::Device)] = std::make_unique<Arena>(*device, MemorySpace::Device);
   if (auto dup = comm_->duplicate())
     computeComm_ = std::move(*dup);
   else
@@ -32,7 +36,10 @@ const Plan *ModuleRunner::plan(const ir::Graph &g, int64_t batch) const {
 }
 
 uint64_t ModuleRunner::heldBytes() const {
-  return params_->bytes() + arena_->bytes() + inputBytes_;
+  uint64_t arenas = 0;
+  for (const auto &a : arenas_)
+    if (a) arenas += a->bytes();
+  return params_->bytes() + arenas + inputBytes_;
 }
 
 std::string stepName(const ir::Graph &g) {
@@ -50,16 +57,19 @@ SpaceNeed ModuleRunner::addressSpaceNeed(const Plan &plan, int64_t batch) const 
   auto scaled = [&](uint64_t bytes) {
     return batch == plan.batch ? bytes : uint64_t(double(bytes) * double(batch) / double(plan.batch));
   };
+  // Address space is the host's: a device's memory counts only where it is pinned host memory.
+  bool hostPrimary = backends_.primary().memorySpace() == MemorySpace::Host;
   uint64_t code = 0, inputs = 0, moved = 0;
   for (const PlanStep &s : plan.steps) code += s.kernel->codeBytes();
   for (int id : plan.inputs) inputs += 2 * plan.values[id].desc.bytes;
-  if (plan.stage != PlanStage::Bind)
+  if (plan.stage != PlanStage::Bind && hostPrimary)
     for (const auto &[name, desc] : ctx_.params)
       if (!(params_->desc(name) == desc)) moved += desc.bytes;
-  uint64_t arena = scaled(plan.arenaBytes);
+  const SpaceBytes &host = plan.bytes(MemorySpace::Host);
+  uint64_t arena = scaled(host.arena), held = arenas_[size_t(MemorySpace::Host)]->bytes();
   need.add("its kernels' generated code", code);
-  need.add("its values", (arena > arena_->bytes() ? arena - arena_->bytes() : 0) + plan.cachedBytes);
-  need.add("its inputs", scaled(inputs));
+  need.add("its values", (arena > held ? arena - held : 0) + host.cached);
+  need.add("its inputs", scaled(inputs)); // pinned staging buffers for a device
   need.add("parameters moved to its kernels' layouts", moved);
   need.note = spaceNote_;
   return need;
@@ -89,9 +99,13 @@ std::string summary(const Plan &p) {
   return "@" + (p.graph ? p.graph->name() : std::string("?")) + " at batch " +
          std::to_string(p.batch) + ": " + std::to_string(p.steps.size() - size_t(conversions)) +
          " kernels (" + kernels + "), " + std::to_string(conversions) +
-         " layout conversions, arena " + std::to_string(p.arenaBytes) + " bytes (" +
-         std::to_string(p.liveBytes) + " live at most), parameters " +
-         std::to_string(p.paramBytes) + " bytes";
+         " layout conversions, arena " + std::to_string(p.bytes(MemorySpace::Host).arena) +
+         " bytes (" + std::to_string(p.bytes(MemorySpace::Host).live) + " live at most), " +
+         (p.bytes(MemorySpace::Device).arena
+              ? "device arena " + std::to_string(p.bytes(MemorySpace::Device).arena) + " bytes (" +
+                    std::to_string(p.bytes(MemorySpace::Device).live) + " live at most), "
+              : std::string()) +
+         "parameters " + std::to_string(p.paramBytes) + " bytes";
 }
 
 } // namespace
@@ -105,8 +119,11 @@ Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
   for (int id : plan->inputs) inputs += 2 * plan->values[id].desc.bytes;
   for (const auto &p : module_.params())
     params += ctx_.params.count(p->name) ? ctx_.params.at(p->name).bytes : params_->desc(p->name).bytes;
-  uint64_t need = params + std::max(arena_->bytes(), plan->arenaBytes) + inputBytes_ + inputs;
   Backend &primary = backends_.primary();
+  MemorySpace home = primary.memorySpace();
+  const Arena &homeArena = *arenas_[size_t(home)];
+  uint64_t need = params + std::max(homeArena.bytes(), plan->bytes(home).arena) +
+                  plan->bytes(home).cached + inputBytes_ + inputs;
   if (Error e = checkFits(need, primary.memoryBytes(),
                           "at batch " + std::to_string(batch) + ", the values of @" + g.name() +
                               " and the parameters need",
@@ -122,8 +139,11 @@ Expected<Executor *> ModuleRunner::executor(const ir::Graph &g, int64_t batch) {
   DTNN_LOG_AT(Debug, "plan", plan->str());
   Entry &e = entries_[{&g, batch}];
   e.plan = std::make_unique<Plan>(std::move(*plan));
-  e.exec = std::make_unique<Executor>(
-      *e.plan, ExecServices{*arena_, *params_, backends_, comm_, commQueue_.get(), computeComm_.get()});
+  std::array<Arena *, kMemorySpaces> arenas{};
+  for (size_t sp = 0; sp < kMemorySpaces; ++sp) arenas[sp] = arenas_[sp].get();
+  e.exec = std::make_unique<Executor>(*e.plan, ExecServices{arenas, *params_, backends_, comm_,
+                                                            commQueue_.get(), computeComm_.get(),
+                                                            replay_});
   inputBytes_ += inputs;
   return e.exec.get();
 }

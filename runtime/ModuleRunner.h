@@ -1,5 +1,6 @@
 // Everything needed to run the graphs of one module on a set of backends:
-// the parameters, the one arena all plans share, the communication queue
+// the parameters, the arena of each memory space that all plans share, the
+// communication queue
 // and communicator, and a plan and executor for each graph and batch size
 // met. Plans are built on first use; the first plan that reads a parameter
 // fixes its layout, and the parameter store moves it there.
@@ -57,8 +58,10 @@ public:
   void setSpaceNote(std::string note) { spaceNote_ = std::move(note); }
   // The plan of `g` at `batch` as built so far (null before executor()).
   const Plan *plan(const ir::Graph &g, int64_t batch) const;
-  // The bytes held now: parameters, arena and input buffers.
+  // The bytes held now: parameters, arenas and input buffers.
   uint64_t heldBytes() const;
+  // Whether plans that can be replayed are (CUDA graphs); on by default.
+  void setReplay(bool on) { replay_ = on; }
 
 private:
   struct Entry {
@@ -72,11 +75,12 @@ private:
   std::unique_ptr<Communicator> computeComm_;
   std::unique_ptr<Queue> commQueue_;
   std::unique_ptr<ParamStore> params_;
-  std::unique_ptr<Arena> arena_;
+  std::array<std::unique_ptr<Arena>, kMemorySpaces> arenas_;
   PlanContext ctx_;
   uint64_t inputBytes_ = 0;
   std::string spaceNote_;
   Error setUpError_;
+  bool replay_ = true;
   std::map<std::pair<const ir::Graph *, int64_t>, Entry> entries_;
 };
 

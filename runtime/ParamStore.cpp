@@ -10,7 +10,7 @@ ParamStore::ParamStore(const ir::Module &m, const BackendSet &backends)
     : module_(m), backends_(backends) {
   for (const auto &p : m.params()) {
     assert(p->type.isStatic() && "parameters have static types");
-    BufferDesc d = BufferDesc::plain(p->type);
+    BufferDesc d = BufferDesc::plain(p->type, backends_.primary().memorySpace());
     storage_[p->name] = {d, backends_.primary().allocate(d.bytes)};
   }
 }
@@ -63,7 +63,7 @@ Error ParamStore::setLayout(const std::string &name, const BufferDesc &desc) {
 Expected<Tensor> ParamStore::read(const std::string &name) const {
   const BufferDesc &d = desc(name);
   Tensor t(d.type);
-  if (d == BufferDesc::plain(d.type)) {
+  if (d.layout.isPlain()) {
     backends_.primary().copyToHost(t.raw(), view(name).data, t.bytes());
     return t;
   }
@@ -76,7 +76,7 @@ Error ParamStore::write(const std::string &name, const Tensor &t) {
   const BufferDesc &d = desc(name);
   assert(d.type == t.type() && "parameter type mismatch");
   ++version_;
-  if (d == BufferDesc::plain(d.type)) {
+  if (d.layout.isPlain()) {
     backends_.primary().copyToDevice(view(name).data, t.raw(), t.bytes());
     return Error::success();
   }

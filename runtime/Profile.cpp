@@ -169,7 +169,7 @@ void StepProfile::add(const std::vector<StepTime> &times) {
     if (rowOf_[s] == kCommRow) continue;
     Row &r = rows_[rowOf_[s]];
     if (!plan_.steps[s].op)
-      r.conversions += dt;
+      (plan_.steps[s].copy ? r.copies : r.conversions) += dt;
     else if (backward_[s])
       r.backward += dt;
     else
@@ -183,18 +183,26 @@ std::string StepProfile::table() const {
   std::string out;
   char line[512];
   double runs = std::max<int64_t>(runs_, 1);
-  double kernels = 0, conversions = 0;
+  double kernels = 0, conversions = 0, copies = 0;
+  bool anyCopy = false;
+  for (const PlanStep &s : plan_.steps) anyCopy |= s.copy;
   for (const Row &r : rows_) {
     kernels += r.forward + r.backward;
     conversions += r.conversions;
+    copies += r.copies;
   }
   std::snprintf(line, sizeof line,
                 "profile of @%s at batch %lld, mean of %lld steps: %.3f ms a step, %.3f ms in "
-                "kernels, %.3f ms in layout conversions\n",
+                "kernels, %.3f ms in layout conversions",
                 plan_.graph->name().c_str(), static_cast<long long>(plan_.batch),
                 static_cast<long long>(runs_), 1e3 * wall_ / runs, 1e3 * kernels / runs,
                 1e3 * conversions / runs);
   out += line;
+  if (anyCopy) {
+    std::snprintf(line, sizeof line, ", %.3f ms in copies between host and device", 1e3 * copies / runs);
+    out += line;
+  }
+  out += "\n";
   std::snprintf(line, sizeof line, "  %-52s %-18s %10s %11s %9s %11s\n", "layer", "backend",
                 "forward ms", "backward ms", "GFLOP/s", "convert ms");
   out += line;
@@ -205,12 +213,18 @@ std::string StepProfile::table() const {
     char gflops[32] = "-";
     if (r.flops > 0 && t > 0) std::snprintf(gflops, sizeof gflops, "%.1f", r.flops / t / 1e9);
     std::string name = r.name.size() > 52 ? "..." + r.name.substr(r.name.size() - 49) : r.name;
-    std::snprintf(line, sizeof line, "  %-52s %-18s %10.3f %11.3f %9s %11.3f\n", name.c_str(),
+    std::snprintf(line, sizeof line, "  %-52s %-18s %10.3f %11.3f %9s %11.3f", name.c_str(),
                   backends.c_str(), 1e3 * r.forward / runs, 1e3 * r.backward / runs, gflops,
                   1e3 * r.conversions / runs);
     out += line;
+    if (anyCopy) {
+      std::snprintf(line, sizeof line, " %8.3f copy ms", 1e3 * r.copies / runs);
+      out += line;
+    }
+    out += "\n";
   }
   out += regionTable();
+  out += kindTable();
   if (comms_.empty()) return out;
   double waited = 0;
   for (const Comm &c : comms_) waited += c.waited;
@@ -263,6 +277,35 @@ std::string StepProfile::regionTable() const {
     if (t > 0) std::snprintf(rate, sizeof rate, "%.1f", bytes / t / 1e9);
     std::snprintf(line, sizeof line, "  %-52s %-22s %-10s %10.3f %9.3f %8s\n", label.c_str(),
                   where.c_str(), step.backend.c_str(), bytes / 1e6, 1e3 * t, rate);
+    out += line;
+  }
+  return out;
+}
+
+// The time by kind of kernel (the op with its epilogue, "fused" for the ops with a region,
+// "convert" and "copy"), longest first: where a step's time goes, whatever the layer.
+std::string StepProfile::kindTable() const {
+  std::map<std::string, std::pair<int, double>> kinds;
+  double runs = std::max<int64_t>(runs_, 1), total = 0;
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const PlanStep &step = plan_.steps[s];
+    std::string kind = !step.op ? step.name() : step.op->body() ? step.op->name() : ir::kernelLabel(*step.op);
+    auto &k = kinds[kind + " [" + step.backend + "]"];
+    ++k.first;
+    k.second += stepSeconds_[s];
+    total += stepSeconds_[s];
+  }
+  std::vector<std::pair<std::string, std::pair<int, double>>> order(kinds.begin(), kinds.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto &a, const auto &b) { return a.second.second > b.second.second; });
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "by kind of kernel:\n  %-52s %6s %10s %7s\n", "kernel", "steps",
+                "ms", "share");
+  out += line;
+  for (const auto &[kind, k] : order) {
+    std::snprintf(line, sizeof line, "  %-52s %6d %10.3f %6.1f%%\n", kind.c_str(), k.first,
+                  1e3 * k.second / runs, total > 0 ? 100 * k.second / total : 0.0);
     out += line;
   }
   return out;

@@ -3,7 +3,8 @@
 // belong to (backward ops carry their forward op's source location); each
 // row gives the forward and backward time per step, the achieved GFLOP/s
 // where the ops have multiply-accumulates, the backends that ran them, and
-// the time of the layout conversions feeding them.
+// the time of the layout conversions (and of the copies between host and
+// device memory) feeding them; then the time by kind of op.
 #pragma once
 
 #include "runtime/Executor.h"
@@ -36,7 +37,7 @@ private:
   struct Row {
     std::string name;              // op and location
     std::vector<std::string> backends;
-    double forward = 0, backward = 0, conversions = 0; // summed seconds
+    double forward = 0, backward = 0, conversions = 0, copies = 0; // summed seconds
     double flops = 0;                                  // per run
   };
   // A reduction: its start (communication queue) and wait (compute queue).
@@ -47,6 +48,7 @@ private:
     double began = 0, took = 0, waited = 0; // summed seconds
   };
   std::string regionTable() const;
+  std::string kindTable() const;
 
   const Plan &plan_;
   std::vector<Row> rows_;

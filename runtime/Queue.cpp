@@ -23,13 +23,23 @@ double monotonicSeconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+DeviceEvent::~DeviceEvent() = default;
+
+Event Event::fromDevice(std::shared_ptr<const DeviceEvent> device) {
+  Event e;
+  e.device_ = std::move(device);
+  return e;
+}
+
 bool Event::done() const {
+  if (device_) return device_->done();
   if (!s_) return true;
   std::lock_guard<std::mutex> lock(s_->m);
   return s_->done;
 }
 
 Error Event::wait() const {
+  if (device_) return device_->wait();
   if (!s_) return Error::success();
   std::unique_lock<std::mutex> lock(s_->m);
   s_->cv.wait(lock, [&] { return s_->done; });

@@ -10,6 +10,7 @@
 #include "ir/Error.h"
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,24 @@ namespace dtnn::runtime {
 
 // Seconds on a monotonic clock shared by all queues and profiles.
 double monotonicSeconds();
+
+// An event that a device completes (a CUDA event recorded on a stream): a
+// stream of the same device waits for it without the host, the host by
+// blocking in wait().
+class DeviceEvent {
+public:
+  virtual ~DeviceEvent();
+  // Blocks until the device has reached the event; the error of the device's
+  // work before it, if any.
+  virtual Error wait() const = 0;
+  virtual bool done() const = 0;
+  // Seconds from `earlier` to this event on the device's clock, both
+  // recorded with Queue::recordTimed; negative when unknown.
+  virtual double secondsSince(const DeviceEvent &earlier) const {
+    (void)earlier;
+    return -1;
+  }
+};
 
 // The point in a queue's work when everything submitted before it finished.
 class Event {
@@ -37,6 +56,10 @@ public:
   // For queue implementations: a pending event, and marking it done.
   static Event pending();
   void complete(Error error) const;
+  // An event a device completes.
+  static Event fromDevice(std::shared_ptr<const DeviceEvent> device);
+  // The device's event, or null for a host event.
+  const DeviceEvent *device() const { return device_.get(); }
 
 private:
   struct State {
@@ -47,6 +70,7 @@ private:
     Error error;
   };
   std::shared_ptr<State> s_;
+  std::shared_ptr<const DeviceEvent> device_;
 };
 
 class Queue {
@@ -62,9 +86,19 @@ public:
   virtual void waitFor(const Event &e) = 0;
   // An event that happens once all work submitted so far has finished.
   virtual Event record() = 0;
+  // The same, with the time it happens kept on the device for profiles
+  // (DeviceEvent::secondsSince); a host queue's record().
+  virtual Event recordTimed() { return record(); }
   // Blocks until all work submitted so far has finished; returns the first
   // failure since the last synchronize() and clears it.
   virtual Error synchronize() = 0;
+
+  // For queues whose work finishes after submit() returns (device streams),
+  // so that an asynchronous fault can be traced to the work that raised it:
+  // the number of pieces of work submitted so far, and of those that had
+  // finished when the queue last failed (-1 when the queue cannot tell).
+  virtual int64_t submitted() const { return -1; }
+  virtual int64_t finishedBeforeFailure() const { return -1; }
 };
 
 // A queue that runs work at once on the submitting thread.

@@ -5,13 +5,15 @@
 // space limit) falls back to the reference backend.
 #pragma once
 
-#include "backends/jit/LoopPlan.h"
+#include "runtime/LoopPlan.h"
 
 #include <cstdint>
 #include <future>
 #include <string>
 
 namespace dtnn::jit {
+
+using runtime::LoopPlan;
 
 // A compiled kernel: `ptrs` holds the region's arguments, then its yields;
 // `sizes` the plan's merged sizes. It runs rows [rowBegin, rowEnd) and, of

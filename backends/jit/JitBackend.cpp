@@ -40,6 +40,9 @@ std::string kernelCacheDir(const std::string &requested) {
 
 namespace {
 
+using runtime::infiniteAtZero;
+using runtime::planLoops;
+
 constexpr const char *kBackendName = "jit";
 // The fewest elements a thread takes of an inner loop that is split.
 constexpr int64_t kMinChunk = 16384;

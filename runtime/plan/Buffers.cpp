@@ -11,12 +11,13 @@
 //     storage dies at this op, has the result's layout and size, neither is
 //     in a group, and the kernel allows it; the result then extends that
 //     storage's life.
-//  4. Offsets, greedy by size: blocks (storage, groups and each step's
-//     workspace) in order of decreasing size take the smallest gap between
-//     the blocks already placed whose lives overlap theirs, or the end.
+//  4. Offsets, greedy by size, in each memory space's arena apart: blocks
+//     (storage, groups and each step's workspace, in its backend's memory)
+//     in order of decreasing size take the smallest gap between the blocks
+//     of the space already placed whose lives overlap theirs, or the end.
 //     Sizes are rounded up to 64 bytes.
-// `live` is the largest sum of block sizes alive at one step; `arena` is the
-// end of the last block.
+// A space's `live` is the largest sum of its block sizes alive at one step;
+// its `arena` is the end of its last block.
 // Before all that, in a plan that writes no parameter (an eval step), the
 // steps computed from parameters alone (pure ops and conversions whose
 // operands are parameters or results of such steps, whose results are not
@@ -40,6 +41,7 @@ struct Block {
   uint64_t offset = 0;
   std::vector<int> values; // laid out in order; empty for a workspace
   int workspaceOf = -1;
+  MemorySpace space = MemorySpace::Host;
 };
 
 class BufferAssigner {
@@ -51,18 +53,24 @@ public:
     liveness();
     findGroups();
     reuse();
-    std::vector<Block> blocks = makeBlocks();
-    place(blocks);
-    for (const Block &b : blocks) {
-      uint64_t at = b.offset;
-      for (int id : b.values) {
-        plan_.values[id].offset = at;
-        at += align(plan_.values[id].desc.bytes);
+    std::vector<Block> all = makeBlocks();
+    for (size_t sp = 0; sp < kMemorySpaces; ++sp) {
+      std::vector<Block> blocks;
+      for (const Block &b : all)
+        if (size_t(b.space) == sp) blocks.push_back(b);
+      place(blocks);
+      SpaceBytes &bytes = plan_.spaces[sp];
+      for (const Block &b : blocks) {
+        uint64_t at = b.offset;
+        for (int id : b.values) {
+          plan_.values[id].offset = at;
+          at += align(plan_.values[id].desc.bytes);
+        }
+        if (b.workspaceOf >= 0) plan_.steps[b.workspaceOf].workspaceOffset = b.offset;
+        bytes.arena = std::max(bytes.arena, b.offset + b.size);
       }
-      if (b.workspaceOf >= 0) plan_.steps[b.workspaceOf].workspaceOffset = b.offset;
-      plan_.arenaBytes = std::max(plan_.arenaBytes, b.offset + b.size);
+      bytes.live = measureLive(blocks);
     }
-    measureLive(blocks);
     std::set<std::string> params;
     for (const PlanValue &v : plan_.values)
       if (v.storage == PlanValue::Storage::Param && params.insert(v.param).second)
@@ -95,8 +103,9 @@ private:
       for (int id : step.out) {
         PlanValue &v = plan_.values[id];
         v.storage = PlanValue::Storage::Cached;
-        v.offset = plan_.cachedBytes;
-        plan_.cachedBytes += align(v.desc.bytes);
+        uint64_t &cached = plan_.bytes(v.desc.space).cached;
+        v.offset = cached;
+        cached += align(v.desc.bytes);
       }
     }
   }
@@ -154,7 +163,9 @@ private:
       if (!step.kernel->wantsContiguousOperands() || step.in.size() < 2) continue;
       std::set<int> seen;
       bool ok = true;
-      for (int id : step.in) ok = ok && inArena(id) && !grouped_[id] && seen.insert(id).second;
+      for (int id : step.in)
+        ok = ok && inArena(id) && !grouped_[id] && seen.insert(id).second &&
+             plan_.values[id].desc.space == plan_.values[step.in[0]].desc.space;
       if (!ok) continue;
       for (int id : step.in) grouped_[id] = true;
       plan_.groups.push_back(step.in);
@@ -166,6 +177,7 @@ private:
     for (const std::vector<int> &group : plan_.groups) {
       Block b;
       b.begin = plan_.values[group[0]].def;
+      b.space = plan_.values[group[0]].desc.space;
       for (int id : group) {
         b.values.push_back(id);
         b.size += align(plan_.values[id].desc.bytes);
@@ -178,14 +190,15 @@ private:
       if (!inArena(static_cast<int>(id)) || grouped_[id] || plan_.values[id].desc.bytes == 0)
         continue;
       blocks.push_back({align(plan_.values[id].desc.bytes), plan_.values[id].def,
-                        std::max(end_[id], plan_.values[id].def), 0, {static_cast<int>(id)}, -1});
+                        std::max(end_[id], plan_.values[id].def), 0, {static_cast<int>(id)}, -1,
+                        plan_.values[id].desc.space});
     }
     for (size_t s = 0; s < plan_.steps.size(); ++s) {
       PlanStep &step = plan_.steps[s];
       step.workspaceBytes = step.kernel->workspaceBytes();
       if (step.workspaceBytes)
         blocks.push_back({align(step.workspaceBytes), static_cast<int>(s), static_cast<int>(s), 0,
-                          {}, static_cast<int>(s)});
+                          {}, static_cast<int>(s), step.space});
     }
     return blocks;
   }
@@ -224,7 +237,7 @@ private:
 
   // The largest sum of block sizes alive at one step, from the changes at
   // each block's first step and after its last.
-  void measureLive(const std::vector<Block> &blocks) {
+  uint64_t measureLive(const std::vector<Block> &blocks) const {
     size_t steps = plan_.steps.size() + 1;
     std::vector<uint64_t> change(steps + 1, 0);
     for (const Block &b : blocks) {
@@ -233,11 +246,12 @@ private:
       change[b.begin] += b.size;
       change[last + 1] -= b.size;
     }
-    uint64_t live = 0;
+    uint64_t live = 0, most = 0;
     for (size_t s = 0; s < steps; ++s) {
       live += change[s];
-      plan_.liveBytes = std::max(plan_.liveBytes, live);
+      most = std::max(most, live);
     }
+    return most;
   }
 
   Plan &plan_;

@@ -1,17 +1,21 @@
-// Layout assignment. Algorithm: walk the schedule in order. For each op,
-// make the kernel of its selected backend from the descriptors its operands
-// arrive in (if that backend cannot, the next backend that claims the op),
-// and ask which ones it wants. A parameter whose layout is not
-// fixed yet takes the one its first kernel wants (PlanContext::params keeps
-// it for every later plan of the run); any other operand that arrives in
-// another layout gets a conversion step right before the op, made by the
-// backend that owns the non-plain side (through plain when both sides are
-// native layouts of different backends). A value converted once to a layout
-// is reused by later consumers of the same layout. The op's own results take
-// the descriptors the kernel gives; the new version of a written operand
-// keeps the operand's. Graph outputs are converted to plain at the end, so
-// the host can read them. An operand the op reads only the type of is never
-// converted.
+// Layout assignment. Algorithm: graph inputs and parameters start as plain
+// buffers in the memory of the run's primary backend. Walk the schedule in
+// order. For each op, make the kernel of its selected backend from the
+// descriptors its operands arrive in (if that backend cannot, the next
+// backend that claims the op), and ask which ones it wants. A parameter
+// whose layout is not fixed yet takes the one its first kernel wants where
+// that is in the primary backend's memory (PlanContext::params keeps it for
+// every later plan of the run), and stays plain there otherwise; any other
+// operand that arrives in another layout or memory space gets a conversion
+// step right before the op, made by the backend that owns the non-plain side
+// (through plain when both sides are native layouts of different backends);
+// between memory spaces, a copy of plain buffers made by the device's
+// backend (through plain on either side). A value converted once to a
+// descriptor is reused by later consumers of the same one. The op's own
+// results take the descriptors the kernel gives; the new version of a
+// written operand keeps the operand's. Graph outputs are converted to plain
+// at the end (in whatever memory they are), so that the host can read them.
+// An operand the op reads only the type of is never converted.
 #include "runtime/plan/Plan.h"
 
 #include <map>
@@ -25,18 +29,21 @@ public:
   LayoutAssigner(Plan &plan, PlanContext &ctx) : plan_(plan), ctx_(ctx) {}
 
   Error run() {
-    for (PlanValue &v : plan_.values)
-      if (v.storage == PlanValue::Storage::Param)
-        if (auto it = ctx_.params.find(v.param); it != ctx_.params.end()) v.desc = it->second;
+    MemorySpace home = ctx_.backends.primary().memorySpace();
+    for (PlanValue &v : plan_.values) {
+      if (v.storage == PlanValue::Storage::Input) v.desc.space = home;
+      if (v.storage != PlanValue::Storage::Param) continue;
+      v.desc.space = home;
+      if (auto it = ctx_.params.find(v.param); it != ctx_.params.end()) v.desc = it->second;
+    }
     std::vector<PlanStep> old = std::move(plan_.steps);
     plan_.steps.clear();
     for (PlanStep &s : old)
       if (Error e = assignStep(s)) return e;
     for (int &id : plan_.outputs) {
-      if (plan_.values[id].desc.layout.isPlain() &&
-          plan_.values[id].desc.space == MemorySpace::Host)
-        continue;
-      auto c = convert(id, BufferDesc::plain(plan_.values[id].desc.type));
+      const BufferDesc &d = plan_.values[id].desc;
+      if (d.layout.isPlain()) continue;
+      auto c = convert(id, BufferDesc::plain(d.type, d.space));
       if (!c) return c.takeError();
       id = *c;
     }
@@ -67,9 +74,9 @@ private:
       PlanValue &v = plan_.values[s.in[i]];
       if (s.shapeOnly(i)) continue; // any layout will do
       if (v.storage == PlanValue::Storage::Param && !ctx_.params.count(v.param)) {
-        v.desc = want[i];
-        ctx_.params[v.param] = want[i];
-        continue;
+        if (want[i].space == v.desc.space) v.desc = want[i];
+        ctx_.params[v.param] = v.desc;
+        if (v.desc == want[i]) continue;
       }
       if (v.desc == want[i]) continue;
       if (s.writes(i))
@@ -87,6 +94,7 @@ private:
       v.def = static_cast<int>(plan_.steps.size());
     }
     s.kernel = std::move(*kernel);
+    s.space = backend->memorySpace();
     plan_.steps.push_back(std::move(s));
     return Error::success();
   }
@@ -111,10 +119,11 @@ private:
     auto key = std::make_pair(id, to.str());
     if (auto it = converted_.find(key); it != converted_.end()) return it->second;
     const BufferDesc from = plan_.values[id].desc;
+    if (from.space != to.space) return copy(id, from, to, key);
     const Layout &native = from.layout.isPlain() ? to.layout : from.layout;
     if (!from.layout.isPlain() && !to.layout.isPlain() &&
         from.layout.backend() != to.layout.backend()) {
-      auto mid = convert(id, BufferDesc::plain(from.type));
+      auto mid = convert(id, BufferDesc::plain(from.type, from.space));
       if (!mid) return mid;
       auto last = convert(*mid, to);
       if (!last) return last;
@@ -124,7 +133,41 @@ private:
     if (!owner)
       return Error::make(where() + "no backend of this run converts " + from.str() + " to " +
                          to.str());
-    auto kernel = owner->makeConversion(from, to);
+    auto nid = addConversion(*owner, id, to);
+    if (!nid) return nid;
+    return converted_[key] = *nid;
+  }
+
+  // A copy of `id` (in `from`) between memory spaces: plain buffers copied by the run's device
+  // backend, converted to plain first and from plain after where a side is in a native layout.
+  Expected<int> copy(int id, const BufferDesc &from, const BufferDesc &to,
+                     const std::pair<int, std::string> &key) {
+    int at = id;
+    if (!from.layout.isPlain()) {
+      auto mid = convert(at, BufferDesc::plain(from.type, from.space));
+      if (!mid) return mid;
+      at = *mid;
+    }
+    BufferDesc plainTo = BufferDesc::plain(to.type, to.space);
+    Backend *device = ctx_.backends.device();
+    if (!device)
+      return Error::make(where() + "no backend of this run copies " + from.str() + " to " + to.str());
+    auto copied = addConversion(*device, at, plainTo);
+    if (!copied) return copied;
+    plan_.steps.back().copy = true;
+    at = *copied;
+    converted_[std::make_pair(id, plainTo.str())] = at;
+    if (!to.layout.isPlain()) {
+      auto last = convert(at, to);
+      if (!last) return last;
+      at = *last;
+    }
+    return converted_[key] = at;
+  }
+
+  // Appends the step of `owner` converting value `id` to `to`; the new value's id.
+  Expected<int> addConversion(Backend &owner, int id, const BufferDesc &to) {
+    auto kernel = owner.makeConversion(plan_.values[id].desc, to);
     if (!kernel) return Error::make(where() + kernel.error().message());
     std::string base = plan_.values[id].name;
     PlanValue v;
@@ -134,12 +177,13 @@ private:
     plan_.values.push_back(v);
     int nid = static_cast<int>(plan_.values.size() - 1);
     PlanStep step;
-    step.backend = owner->name();
+    step.backend = owner.name();
+    step.space = owner.memorySpace();
     step.in = {id};
     step.out = {nid};
     step.kernel = std::move(*kernel);
     plan_.steps.push_back(std::move(step));
-    return converted_[key] = nid;
+    return nid;
   }
 
   Plan &plan_;

@@ -3,15 +3,17 @@
 //
 //   select   each op gets the first backend whose kernel registry entry
 //            claims it at these types (the reference backend claims all);
-//   layouts  each op's kernel is made and says which layouts it wants for
-//            its operands and gives its results; every value gets a buffer
-//            descriptor, parameters take the layout their first kernel
-//            wants, and conversions are inserted where a producer and a
-//            consumer disagree;
+//   layouts  each op's kernel is made and says which layouts and memory
+//            spaces it wants for its operands and gives its results; every
+//            value gets a buffer descriptor, parameters take the layout
+//            their first kernel wants (in the primary backend's memory), and
+//            conversions (copies between host and device memory) are
+//            inserted where a producer and a consumer disagree;
 //   buffers  buffer assignment by liveness over the schedule: results reuse
 //            an operand's storage where the op table allows it, requested
-//            groups are laid out contiguously, and offsets in one arena
-//            shared by every plan of a run are found best-fit; in a plan that
+//            groups are laid out contiguously, and offsets in the arena of
+//            each memory space, shared by every plan of a run, are found
+//            best-fit; in a plan that
 //            writes no parameters, what is computed from parameters alone is
 //            kept in a cache of the plan's own and computed once per change
 //            of the parameters;
@@ -23,6 +25,7 @@
 #include "runtime/BackendRegistry.h"
 #include "runtime/KernelRegistry.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,8 +59,12 @@ struct PlanValue {
 };
 
 struct PlanStep {
-  const ir::Op *op = nullptr; // null for a layout conversion
+  const ir::Op *op = nullptr; // null for a layout conversion or a copy
   std::string backend;        // the backend whose kernel runs it
+  // Where its workspace lives: its backend's memory.
+  MemorySpace space = MemorySpace::Host;
+  // A conversion that copies between memory spaces.
+  bool copy = false;
   const KernelEntry *entry = nullptr;
   std::vector<int> in;  // value ids of the operands
   std::vector<int> out; // value ids of the results
@@ -72,13 +79,20 @@ struct PlanStep {
   // and keeps its results in its cache.
   bool once = false;
 
-  // The op name, or "convert".
-  std::string name() const { return op ? op->name() : "convert"; }
+  // The op name, "convert" or "copy".
+  std::string name() const { return op ? op->name() : copy ? "copy" : "convert"; }
   // Whether operand i is read for its type only (ir::Effect::Shape).
   bool shapeOnly(size_t i) const {
     return !specs.empty() && specs[i]->effect == ir::Effect::Shape;
   }
   bool writes(size_t i) const { return !specs.empty() && specs[i]->writes(); }
+};
+
+// The bytes a plan takes in one memory space.
+struct SpaceBytes {
+  uint64_t arena = 0;  // the end of its last buffer in the space's arena
+  uint64_t live = 0;   // the most arena bytes live at once
+  uint64_t cached = 0; // the results of the `once` steps
 };
 
 struct Plan {
@@ -91,11 +105,12 @@ struct Plan {
   std::vector<int> outputs; // value id of each graph output
   // Values laid out one after another, in order, as one block.
   std::vector<std::vector<int>> groups;
-  uint64_t arenaBytes = 0; // the end of this plan's last arena buffer
-  uint64_t liveBytes = 0;  // the most arena bytes live at once
+  std::array<SpaceBytes, kMemorySpaces> spaces; // by MemorySpace
   uint64_t paramBytes = 0; // the parameters and buffers the plan reads
-  uint64_t cachedBytes = 0; // the results of the `once` steps
   bool writesParams = false; // some step writes a parameter or buffer
+
+  SpaceBytes &bytes(MemorySpace s) { return spaces[size_t(s)]; }
+  const SpaceBytes &bytes(MemorySpace s) const { return spaces[size_t(s)]; }
 
   // The value whose storage `id` uses (itself unless an alias).
   int root(int id) const;

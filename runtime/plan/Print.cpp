@@ -2,6 +2,7 @@
 // any stage:
 //
 //   plan @LeNet.train batch=64 arena=BYTES live=BYTES params=BYTES
+//   plan @LeNet.train batch=64 arena=BYTES live=BYTES device-arena=BYTES device-live=BYTES ...
 //     param @conv2d.0.weight : f32[6,1,5,5]:Abcd8a
 //     %0 = conv2d[onednn] %x, @conv2d.0.weight, @conv2d.0.bias : f32[64,6,28,28]:aBcd8b $0
 //     %1 = relu[onednn] %0 : f32[64,6,28,28]:aBcd8b in %0
@@ -14,7 +15,10 @@
 // executor's cache for a step computed once per change of the parameters
 // (cache$OFFSET), or the value whose storage it shares (in %N), each
 // workspace its offset and size, and the header the arena, live, parameter
-// and cache bytes (cache= only when there is one). Before `buffers` the
+// and cache bytes (cache= only when there is one) of host memory, and of
+// device memory (device-arena=, device-live=, device-cache=) when the plan
+// has values there; a copy between them shows as `copy[BACKEND]`, and a
+// value in device memory with `@device` after its type. Before `buffers` the
 // header names the last stage done. A fused op shows the ops of its region
 // and, after `from`, the source location of each.
 #include "ir/ops/FusedActivation.h"
@@ -29,10 +33,14 @@ std::string Plan::str() const {
   std::ostringstream os;
   bool layouts = stage >= PlanStage::Layouts, buffers = stage >= PlanStage::Buffers;
   os << "plan @" << graph->name() << " batch=" << batch;
-  if (buffers)
-    os << " arena=" << arenaBytes << " live=" << liveBytes << " params=" << paramBytes
-       << (cachedBytes ? " cache=" + std::to_string(cachedBytes) : "");
-  else
+  if (buffers) {
+    const SpaceBytes &host = bytes(MemorySpace::Host), &device = bytes(MemorySpace::Device);
+    os << " arena=" << host.arena << " live=" << host.live;
+    if (device.arena || device.cached)
+      os << " device-arena=" << device.arena << " device-live=" << device.live;
+    os << " params=" << paramBytes << (host.cached ? " cache=" + std::to_string(host.cached) : "")
+       << (device.cached ? " device-cache=" + std::to_string(device.cached) : "");
+  } else
     os << " stage=" << planStageName(stage);
   os << "\n";
   auto typeText = [&](int id) {

@@ -68,6 +68,8 @@ struct RunOptions {
   // (runtime/train/DeterministicStep.h). Needs the split-train-step pass.
   bool deterministic = false;
   int64_t microBatch = 8;
+  // Steps a device can replay are recorded once and replayed (CUDA graphs).
+  bool replay = true;
   // Called on rank 0 with the profile of the train step when the run ends
   // (needs `profile`).
   std::function<Error(const StepProfile &)> onProfile;

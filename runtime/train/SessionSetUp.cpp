@@ -390,6 +390,7 @@ Error Session::setUp() {
   runner.note = heldNote();
   if (Error e = checkAddressSpace(runner, "")) return e;
   runner_ = std::make_unique<ModuleRunner>(m_, backends_, &kernelComm_);
+  runner_->setReplay(o_.replay);
   if (runner_->setUpError()) return Error::make(runner_->setUpError().message());
   runner_->setSpaceNote(heldNote());
   if (Error e = initializeParams(runner_->params(), s_.seed)) return e;

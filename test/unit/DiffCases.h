@@ -113,5 +113,12 @@ std::vector<Case> concatCases();     // DiffBinary.cpp
 std::vector<Case> matmulCases();     // DiffMatmul.cpp
 std::vector<Case> attentionCases();  // DiffMatmul.cpp
 std::vector<Case> layerNormCases();  // DiffMatmul.cpp
+std::vector<Case> mathCases();       // DiffMath.cpp
+std::vector<Case> lossCases();       // DiffLoss.cpp
+std::vector<Case> reduceCases();     // DiffReduce.cpp
+std::vector<Case> shapeCases();      // DiffShape.cpp
+std::vector<Case> optimizerCases();  // DiffOptimizer.cpp
+std::vector<Case> encodingCases();   // DiffEncoding.cpp
+std::vector<Case> dropoutCases();    // DiffEncoding.cpp
 
 } // namespace dtnn::test::diff

@@ -101,8 +101,17 @@ struct Case {
   std::vector<std::string> outputNames() const;
 };
 
-// The backends other than the reference one (and other fallbacks), by name.
-std::vector<std::string> otherBackends();
+// Which backends a test compares with the reference: those of the host, or
+// those of a device (which register BackendEntry::available).
+enum class Where { Host, Device };
+
+// The backends other than the reference one (and other fallbacks) of the
+// host or of a device, by name.
+std::vector<std::string> otherBackends(Where where = Where::Host);
+
+// Why no device backend can run here ("" when one can): the first device
+// backend's start failure, or that the build has none.
+std::string noDeviceReason();
 
 // Success when `backend`'s kernel for the op of `c` can be made for plain
 // operands, else a failure saying why not.
@@ -150,7 +159,7 @@ private:
 // its op and expects every compared element within its bound; records what
 // it did in `report`. A claimed op whose kernel cannot be made (the plan
 // falls back) is recorded, not compared.
-void checkCase(const Case &c, Report &report);
+void checkCase(const Case &c, Report &report, Where where = Where::Host);
 
 // The outcome of compareOutputs: whether every element was within its
 // bound, and the largest |a - b| / allowed (how tight the bounds are).

@@ -32,19 +32,30 @@ std::vector<Case> allCases() {
   std::vector<Case> all;
   for (auto gen : {convCases, denseCases, poolCases, batchNormCases, batchNormFoldCases,
                    activationCases, softmaxCases,
-                   binaryCases, concatCases, matmulCases, attentionCases, layerNormCases}) {
+                   binaryCases, concatCases, matmulCases, attentionCases, layerNormCases, mathCases,
+                   lossCases, reduceCases, shapeCases, optimizerCases, encodingCases,
+                   dropoutCases}) {
     std::vector<Case> cs = gen();
     all.insert(all.end(), cs.begin(), cs.end());
   }
   return all;
 }
 
-void runFamily(const std::string &family, const std::vector<Case> &cases) {
+void runFamily(const std::string &family, const std::vector<Case> &cases,
+               Where where = Where::Host) {
   Report report(family);
-  for (const Case &c : cases) checkCase(c, report);
+  for (const Case &c : cases) checkCase(c, report, where);
   report.print();
   report.expectEveryClaimRan();
 }
+
+// The same cases on a device backend (the cuda one), which the test skips, saying why, on a
+// machine without a GPU.
+#define DEVICE_FAMILY(Name, cases)                                                                 \
+  TEST(DifferentialDevice, Name) {                                                                 \
+    if (std::string why = noDeviceReason(); !why.empty()) GTEST_SKIP() << why;                     \
+    runFamily(#Name, cases(), Where::Device);                                                      \
+  }
 
 TEST(Differential, Conv) { runFamily("Conv", convCases()); }
 TEST(Differential, Dense) { runFamily("Dense", denseCases()); }
@@ -58,6 +69,33 @@ TEST(Differential, Concat) { runFamily("Concat", concatCases()); }
 TEST(Differential, Matmul) { runFamily("Matmul", matmulCases()); }
 TEST(Differential, Attention) { runFamily("Attention", attentionCases()); }
 TEST(Differential, LayerNorm) { runFamily("LayerNorm", layerNormCases()); }
+TEST(Differential, Math) { runFamily("Math", mathCases()); }
+TEST(Differential, Loss) { runFamily("Loss", lossCases()); }
+TEST(Differential, Reduce) { runFamily("Reduce", reduceCases()); }
+TEST(Differential, Shape) { runFamily("Shape", shapeCases()); }
+TEST(Differential, Optimizer) { runFamily("Optimizer", optimizerCases()); }
+TEST(Differential, Encoding) { runFamily("Encoding", encodingCases()); }
+TEST(Differential, Dropout) { runFamily("Dropout", dropoutCases()); }
+
+DEVICE_FAMILY(Conv, convCases)
+DEVICE_FAMILY(Dense, denseCases)
+DEVICE_FAMILY(Pool, poolCases)
+DEVICE_FAMILY(BatchNorm, batchNormCases)
+DEVICE_FAMILY(BatchNormFold, batchNormFoldCases)
+DEVICE_FAMILY(Activation, activationCases)
+DEVICE_FAMILY(Softmax, softmaxCases)
+DEVICE_FAMILY(Binary, binaryCases)
+DEVICE_FAMILY(Concat, concatCases)
+DEVICE_FAMILY(Matmul, matmulCases)
+DEVICE_FAMILY(Attention, attentionCases)
+DEVICE_FAMILY(LayerNorm, layerNormCases)
+DEVICE_FAMILY(Math, mathCases)
+DEVICE_FAMILY(Loss, lossCases)
+DEVICE_FAMILY(Reduce, reduceCases)
+DEVICE_FAMILY(Shape, shapeCases)
+DEVICE_FAMILY(Optimizer, optimizerCases)
+DEVICE_FAMILY(Encoding, encodingCases)
+DEVICE_FAMILY(Dropout, dropoutCases)
 
 // ---------------------------------------------------------------------------
 // Kernels running in place. The op table lets an activation's result (and
@@ -172,7 +210,9 @@ TEST(Differential, InPlace) {
 TEST(Differential, Coverage) {
   std::vector<Case> cases = allCases();
   const runtime::KernelRegistry &reg = runtime::KernelRegistry::get();
-  for (const std::string &backend : otherBackends()) {
+  std::vector<std::string> backends = otherBackends(Where::Host);
+  for (const std::string &b : otherBackends(Where::Device)) backends.push_back(b);
+  for (const std::string &backend : backends) {
     // In the registry's order (op, backend, dtype), never by pointer.
     std::vector<std::pair<const runtime::KernelEntry *, int>> exercised;
     std::ostringstream listing;
@@ -180,9 +220,10 @@ TEST(Differential, Coverage) {
       if (e->backend == backend) exercised.push_back({e, 0});
     for (const Case &c : cases) {
       if (Error why = checkClaim(backend, c)) continue;
-      // The entry find() returns for this case.
+      // The entry find() returns for this case, and the backend's entries of the op at other
+      // element types (one kernel that moves any type's bytes).
       for (auto &[e, n] : exercised)
-        if (e->op == c.op && e->dtype == ir::DType::F32) ++n;
+        if (e->op == c.op) ++n;
     }
     std::vector<std::string> missing;
     listing << "[ claims   ] " << backend << ":";

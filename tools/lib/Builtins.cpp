@@ -16,6 +16,9 @@
 #ifdef DTNN_HAVE_JIT
 #include "backends/jit/JitBackend.h"
 #endif
+#ifdef DTNN_HAVE_CUDA
+#include "backends/cuda/CudaBackend.h"
+#endif
 
 #include <optional>
 
@@ -32,6 +35,9 @@ Error registerAll() {
 #endif
 #ifdef DTNN_HAVE_JIT
                            jit::registerJitBackend,
+#endif
+#ifdef DTNN_HAVE_CUDA
+                           cuda::registerCudaBackend,
 #endif
                            registerBuiltinDataSources, registerBuiltinAugmentations,
                            runtime::registerBuiltinSchedules})

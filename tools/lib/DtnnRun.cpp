@@ -88,6 +88,10 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"no-jit", "", "leave out decompose-batchnorm and fuse-elementwise, which make the fused ops the jit backend compiles", false, cli::Agree::Value},
     {"jit-cache", "DIR", "where the jit keeps compiled kernels across runs (default: "
                          "$DTNN_JIT_CACHE, else ~/.cache/dtnn/jit; 'off': nowhere)"},
+    {"tf32", "MODE", "on a GPU, where float32 products may round to TF32: conv (PyTorch's "
+                     "defaults: convolutions), all, or off (strict float32)", false, cli::Agree::Value},
+    {"no-cuda-graph", "", "on a GPU, launch each step's kernels one by one instead of replaying "
+                          "the step as a CUDA graph"},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
     {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
     {"comm-progress-ms", "MS", "under mpirun: while reductions are in flight, move their messages "
@@ -253,6 +257,12 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     bo.threads = static_cast<int>(t);
   }
   if (args->has("jit-cache")) bo.kernelCache = args->get("jit-cache");
+  if (args->has("tf32")) {
+    bo.tf32 = args->get("tf32");
+    if (bo.tf32 != "conv" && bo.tf32 != "all" && bo.tf32 != "off")
+      return usageError("--tf32 expects conv, all or off, got '" + bo.tf32 + "'");
+  }
+  bo.deterministic = args->has("deterministic");
   // Before MPI and the thread pool start: may run this program again, waiting passively.
   runtime::waitPassivelyIfOversubscribed(argv, bo.threads);
   runtime::MpiOptions mo;
@@ -334,8 +344,12 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   if (args->has("steps"))
     if (Error msg = cli::readCount("--steps", args->get("steps"), 0, INT64_MAX, ro.maxSteps))
       return usageError(msg.message());
+  if (Error msg = runtime::BackendSet::checkName(args->get("backend"))) return usageError(msg.message());
   auto backends = runtime::BackendSet::create(args->get("backend"), bo);
-  if (!backends) return usageError(backends.error().message());
+  if (!backends) {
+    std::cerr << "dtnn-run: error: " << backends.error().message() << "\n";
+    return kInputError;
+  }
 
   passes::DataParallelOptions dp;
   dp.ranks = comm->size();
@@ -460,6 +474,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   ro.comm = comm.get();
   ro.skipComm = args->has("skip-comm");
   ro.deterministic = args->has("deterministic");
+  ro.replay = !args->has("no-cuda-graph");
   if (args->has("micro-batch"))
     if (Error msg =
             cli::readCount("--micro-batch", args->get("micro-batch"), 1, INT64_MAX, ro.microBatch))

@@ -26,6 +26,9 @@
 #ifdef DTNN_HAVE_JIT
 #include "backends/jit/JitBackend.h"
 #endif
+#ifdef DTNN_HAVE_CUDA
+#include "backends/cuda/CudaBackend.h"
+#endif
 
 #include <cerrno>
 #include <cstdlib>
@@ -66,7 +69,7 @@ const std::vector<cli::OptionSpec> kPassOptions = {
 };
 
 const std::vector<cli::OptionSpec> kPlanOptions = {
-    {"batch", "B", "the batch size of --emit=plan and llvm (default 1)"},
+    {"batch", "B", "the batch size of --emit=plan, llvm and cuda (default 1)"},
     {"target-cpu", "CPU", "the CPU --emit=llvm compiles for, as LLVM names it (default: this "
                           "machine's)"},
     {"backend", "NAME", "the backend --emit=plan plans for (default: the build's default)"},
@@ -203,6 +206,7 @@ Error forEachPlan(const ir::Module &m, const PlanOptions &o, runtime::PlanStage 
   runtime::BackendOptions bo;
   bo.threads = o.threads;
   bo.kernelCache = o.kernelCache;
+  bo.planOnly = true;
   auto backends = runtime::BackendSet::create(o.backend, bo);
   if (!backends) return backends.takeError();
   runtime::PlanContext ctx{*backends, m, {}};
@@ -269,8 +273,31 @@ Error printLlvm(const ir::Module &m, const PlanOptions &o, std::ostream &os) {
 #endif
 }
 
+// Prints the CUDA source of the kernels the cuda backend generates for each graph, in the plans
+// at the plan options' batch (planned for the cuda backend whatever --backend says).
+Error printCuda(const ir::Module &m, PlanOptions o, std::ostream &os) {
+#ifdef DTNN_HAVE_CUDA
+  o.backend = "cuda";
+  std::map<const ir::Graph *, std::string> text;
+  if (Error e = forEachPlan(m, o, runtime::PlanStage::Layouts,
+                            [&](const ir::Graph &g, const runtime::Plan &p) -> Error {
+                              Expected<std::string> src = cuda::generatedKernelsSource(p);
+                              if (!src) return src.takeError();
+                              text[&g] = *src;
+                              return Error::success();
+                            }))
+    return e;
+  for (const auto &g : m.graphs())
+    if (!text[g.get()].empty()) os << "// graph @" << g->name() << "\n" << text[g.get()];
+  return Error::success();
+#else
+  (void)m, (void)o, (void)os;
+  return Error::make("--emit=cuda needs the cuda backend, which this build does not have");
+#endif
+}
+
 // Runs the passes of `pipeline` (or --passes) over `m`, then prints after what `out` holds what
-// `kind` says (ir, plan or llvm), where --output says.
+// `kind` says (ir, plan, dot, llvm or cuda), where --output says.
 int passAndEmit(const std::string &cmd, const cli::ParsedArgs &args, const std::string &pipeline,
                 ir::Module &m, const std::string &kind, const PlanOptions &plan,
                 std::ostringstream &out) {
@@ -285,6 +312,7 @@ int passAndEmit(const std::string &cmd, const cli::ParsedArgs &args, const std::
   Error e = kind == "plan"   ? printPlans(m, plan, out)
             : kind == "dot"  ? printDot(m, plan, out)
             : kind == "llvm" ? printLlvm(m, plan, out)
+            : kind == "cuda" ? printCuda(m, plan, out)
                              : (ir::printModule(m, out), Error::success());
   if (e) {
     std::cerr << "dtnnc: error: " << e.message() << "\n";
@@ -322,7 +350,7 @@ int cmdCatalogue(const std::string &name, const std::string &about,
 int cmdCompile(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.insert(specs.begin(), {{"model", "NAME", "the model to compile (default: the file's only model)"},
-                               {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps), plan, dot (the plans drawn for Graphviz) or llvm (the jit's kernels; default ir)"},
+                               {"emit", "KIND", "what to print: ast, ir, train-ir (with the train and eval steps), plan, dot (the plans drawn for Graphviz), llvm (the jit's kernels) or cuda (the cuda backend's generated kernels; default ir)"},
                                {"I", "DIR", "also search DIR for imported files", true}});
   specs.insert(specs.begin() + 2, kPlanOptions.begin(), kPlanOptions.end());
   specs.insert(specs.begin() + 2, {"ranks", "P", "with --emit=train-ir or plan: make the train "
@@ -339,9 +367,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
   if (Error clash = outputClash(*args)) return usageError("compile", clash.message());
   std::string emitKind = args->get("emit", "ir");
   if (emitKind != "ast" && emitKind != "ir" && emitKind != "train-ir" && emitKind != "plan" &&
-      emitKind != "dot" && emitKind != "llvm")
+      emitKind != "dot" && emitKind != "llvm" && emitKind != "cuda")
     return usageError("compile", "unknown --emit kind '" + emitKind +
-                                     "' (expected ast, ir, train-ir, plan, dot or llvm)");
+                                     "' (expected ast, ir, train-ir, plan, dot, llvm or cuda)");
   PlanOptions plan;
   if (Error msg = readPlanOptions(*args, emitKind == "plan", plan))
     return usageError("compile", msg.message());
@@ -368,8 +396,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
   }
   auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
   if (!module) return kInputError;
-  bool training =
-      emitKind == "train-ir" || emitKind == "plan" || emitKind == "dot" || emitKind == "llvm";
+  bool training = emitKind == "train-ir" || emitKind == "plan" || emitKind == "dot" ||
+                  emitKind == "llvm" || emitKind == "cuda";
   // --ranks needs a training --emit, so only a train step is data-parallel.
   std::string pipeline = training ? passes::trainStepPipeline(dp) : "default";
   std::string kind = emitKind == "train-ir" ? "ir" : emitKind;
@@ -379,7 +407,7 @@ int cmdCompile(const std::vector<std::string> &argv) {
 int cmdOpt(const std::vector<std::string> &argv) {
   auto specs = withCommon(kPassOptions);
   specs.push_back({"print-pipeline", "", "print the built-in pipelines and exit"});
-  specs.push_back({"emit", "KIND", "what to print after the passes: ir, plan, dot (the plans drawn for Graphviz) or llvm (the jit's kernels; default ir)"});
+  specs.push_back({"emit", "KIND", "what to print after the passes: ir, plan, dot (the plans drawn for Graphviz), llvm (the jit's kernels) or cuda (the cuda backend's generated kernels; default ir)"});
   specs.insert(specs.end(), kPlanOptions.begin(), kPlanOptions.end());
   specs.push_back({"no-verify-input", "", "do not verify the input IR (for passes that repair it)"});
   auto args = cli::parseArgs(argv, specs);
@@ -395,9 +423,10 @@ int cmdOpt(const std::vector<std::string> &argv) {
   if (args->positional.size() != 1) return usageError("opt", "expected one input file");
   if (Error clash = outputClash(*args)) return usageError("opt", clash.message());
   std::string emitKind = args->get("emit", "ir");
-  if (emitKind != "ir" && emitKind != "plan" && emitKind != "dot" && emitKind != "llvm")
-    return usageError("opt",
-                      "unknown --emit kind '" + emitKind + "' (expected ir, plan, dot or llvm)");
+  if (emitKind != "ir" && emitKind != "plan" && emitKind != "dot" && emitKind != "llvm" &&
+      emitKind != "cuda")
+    return usageError("opt", "unknown --emit kind '" + emitKind +
+                                 "' (expected ir, plan, dot, llvm or cuda)");
   PlanOptions plan;
   if (Error msg = readPlanOptions(*args, emitKind == "plan", plan))
     return usageError("opt", msg.message());

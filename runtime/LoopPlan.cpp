@@ -1,4 +1,4 @@
-#include "backends/jit/LoopPlan.h"
+#include "runtime/LoopPlan.h"
 
 #include "ir/Attributes.h"
 
@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-namespace dtnn::jit {
+namespace dtnn::runtime {
 
 namespace {
 
@@ -63,7 +63,7 @@ Expected<std::vector<LoopDim>> loopDimsOf(const std::string &tag,
     for (size_t k = 0; k < rank; ++k) dims.push_back({k, domain[k]});
     return dims;
   }
-  auto refuse = [&] { return Error::make("the jit cannot follow layout " + tag); };
+  auto refuse = [&] { return Error::make("generated kernels cannot follow layout " + tag); };
   size_t pos = 0;
   std::vector<bool> seen(rank, false);
   int blocked = -1;
@@ -116,7 +116,7 @@ bool plainFollows(const std::vector<LoopDim> &dims, const std::vector<bool> &ful
 
 } // namespace
 
-bool jitKnowsOp(const std::string &name) { return knownOps().count(name) != 0; }
+bool regionKnowsOp(const std::string &name) { return knownOps().count(name) != 0; }
 
 bool infiniteAtZero(const ir::Graph &body) {
   for (const auto &op : body.ops()) {
@@ -134,13 +134,13 @@ int64_t LoopPlan::rows() const {
 }
 
 Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::TensorType> &args,
-                             const std::string &tag) {
+                             const std::string &tag, bool (*knows)(const std::string &)) {
   Expected<std::map<const ir::Value *, ir::TensorType>> types = ir::inferBodyTypes(body, args);
   if (!types) return Error::make(types.error().message());
   LoopPlan plan;
   plan.dtype = args.empty() ? ir::DType::F32 : args[0].dtype;
   if (plan.dtype != ir::DType::F32 && plan.dtype != ir::DType::F64)
-    return Error::make("the jit computes in f32 and f64 only");
+    return Error::make("generated kernels compute in f32 and f64 only");
   // The domain: the type every op's result (a reduction's input) has.
   std::vector<int64_t> domain;
   bool haveDomain = false;
@@ -149,7 +149,7 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
   std::map<const ir::Value *, int> number;
   for (size_t i = 0; i < body.inputs().size(); ++i) number[body.inputs()[i]] = int(i);
   for (const auto &op : body.ops()) {
-    if (!jitKnowsOp(op->name())) return Error::make("the jit has no code for '" + op->name() + "'");
+    if (!knows(op->name())) return Error::make("no generated kernel has code for '" + op->name() + "'");
     for (const ir::Value *v : op->operands()) {
       if (types->at(v).dtype != plan.dtype) return Error::make("the region mixes element types");
       if (reducedValues.count(v))
@@ -249,4 +249,4 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
   return plan;
 }
 
-} // namespace dtnn::jit
+} // namespace dtnn::runtime

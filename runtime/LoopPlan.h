@@ -1,4 +1,5 @@
-// The loop nest the jit backend compiles a fused op into, planned from its
+// The loops a generated kernel (the jit's on the CPU, the cuda backend's on
+// the GPU) runs a region over, planned from its
 // region and the operand types of one plan: the domain (the shape of the
 // group's elementwise results) with size-1 dimensions dropped and neighbours
 // merged where every tensor agrees, which dimensions each argument and yield
@@ -22,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace dtnn::jit {
+namespace dtnn::runtime {
 
 struct LoopPlan {
   // The merged dimensions of the domain, outermost first (at least one). The
@@ -55,18 +56,21 @@ struct LoopPlan {
 
 // Plans the loops of a fused op's `body` at argument types `args`, over plain
 // buffers, or following the domain's layout `tag` when one is given; fails
-// with why when the jit cannot compile the region (an op it has no code for,
-// another element type, a shape that is not the domain's) or cannot follow
-// the layout.
-Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::TensorType> &args,
-                             const std::string &tag = "");
+// with why when no generated kernel computes the region (an op without
+// code, another element type, a shape that is not the domain's) or cannot
+// follow the layout.
+// The ops the code generators have code for.
+bool regionKnowsOp(const std::string &name);
 
-// The ops the jit has code for.
-bool jitKnowsOp(const std::string &name);
+// `knows` says which ops the generator planned for has code for (a generator may know more than
+// regionKnowsOp's common set).
+Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::TensorType> &args,
+                             const std::string &tag = "",
+                             bool (*knows)(const std::string &) = regionKnowsOp);
 
 // Whether the region divides, takes a logarithm, an rsqrt or a negative
 // power: over a layout's padded lanes (zeros) it would leave infinities or
 // 0/0 = NaN there, so such a region keeps off padding.
 bool infiniteAtZero(const ir::Graph &body);
 
-} // namespace dtnn::jit
+} // namespace dtnn::runtime

@@ -1,0 +1,8 @@
+// The Attention family of the cuda device module's kernels (placeholder until its kernels land).
+#include "backends/cuda/device/Device.h"
+
+namespace dtnn::cuda {
+
+void registerAttentionKernels(DeviceRegistry &) {}
+
+} // namespace dtnn::cuda

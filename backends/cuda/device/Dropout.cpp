@@ -1,0 +1,8 @@
+// The Dropout family of the cuda device module's kernels (placeholder until its kernels land).
+#include "backends/cuda/device/Device.h"
+
+namespace dtnn::cuda {
+
+void registerDropoutKernels(DeviceRegistry &) {}
+
+} // namespace dtnn::cuda

@@ -1,0 +1,2 @@
+// The Dropout family's CUDA kernels (placeholder until they land).
+#include <cuda_runtime.h>

@@ -1,0 +1,2 @@
+// The Shape family's CUDA kernels (placeholder until they land).
+#include <cuda_runtime.h>

@@ -1,0 +1,8 @@
+// The Dropout family of the cuda backend's ops (placeholder until its kernels land).
+#include "backends/cuda/CudaOps.h"
+
+namespace dtnn::cuda {
+
+void addDropoutOps(std::vector<CudaOp> &) {}
+
+} // namespace dtnn::cuda

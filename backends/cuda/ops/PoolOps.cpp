@@ -1,0 +1,8 @@
+// The Pool family of the cuda backend's ops (placeholder until its kernels land).
+#include "backends/cuda/CudaOps.h"
+
+namespace dtnn::cuda {
+
+void addPoolOps(std::vector<CudaOp> &) {}
+
+} // namespace dtnn::cuda

@@ -1,0 +1,8 @@
+// The Softmax family of the cuda backend's ops (placeholder until its kernels land).
+#include "backends/cuda/CudaOps.h"
+
+namespace dtnn::cuda {
+
+void addSoftmaxOps(std::vector<CudaOp> &) {}
+
+} // namespace dtnn::cuda
