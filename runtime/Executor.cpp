@@ -61,7 +61,8 @@ Executor::~Executor() {
 
 // Each step's queue, and which steps on other queues it must wait for: the
 // producers of its operands (and of the storage they alias), and for an
-// operand it writes, the earlier readers of that storage.
+// operand it writes (or storage a write-back fills), the earlier readers of
+// that storage.
 void Executor::planLaunches() {
   size_t n = plan_.steps.size();
   launches_.resize(n);
@@ -95,6 +96,11 @@ void Executor::planLaunches() {
         for (int r : readers[root]) deps.insert(r);
       readers[root].push_back(static_cast<int>(s));
     }
+    // A step that writes into an operand's storage from elsewhere (a write-back after an
+    // update made in a copy) waits, too, for the earlier readers of that storage.
+    for (int id : step.out)
+      if (plan_.values[id].storage == PlanValue::Storage::Alias && !step.op)
+        for (int r : readers[plan_.root(id)]) deps.insert(r);
     for (int d : deps)
       if (launches_[d].queue != l.queue) {
         l.waitFor.push_back(d);
@@ -266,7 +272,9 @@ Error Executor::replayOrRecord(int slot) {
   }
   Backend &primary = s_.backends.primary();
   Queue &origin = primary.computeQueue();
-  if (!recorded_[slot] || recordedKey_[slot] != boundKey_) {
+  const StepPart &was = recordedPart_[slot];
+  bool samePart = was.share == part_.share && was.offset == part_.offset;
+  if (!recorded_[slot] || recordedKey_[slot] != boundKey_ || !samePart) {
     recorded_[slot].reset();
     auto rec = primary.capture(origin, [&] {
       Event fork = origin.record();
@@ -288,6 +296,7 @@ Error Executor::replayOrRecord(int slot) {
     }
     recorded_[slot] = std::move(*rec);
     recordedKey_[slot] = boundKey_;
+    recordedPart_[slot] = part_;
   }
   origin.waitFor(inputReady_[slot]);
   if (Error e = recorded_[slot]->replay(origin)) return e;

@@ -134,6 +134,9 @@ private:
   // first (unrecorded) run happened.
   std::array<std::unique_ptr<CapturedRun>, 2> recorded_;
   std::array<uint64_t, 2> recordedKey_{UINT64_MAX, UINT64_MAX};
+  // The part of the batch each recording was made for: kernels read it when they are launched
+  // (dropout's first sample, a loss's share), so a recording serves that part only.
+  std::array<StepPart, 2> recordedPart_;
   bool warmedUp_ = false, replayed_ = false, replayFailed_ = false;
 };
 

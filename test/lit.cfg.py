@@ -64,6 +64,11 @@ if os.path.exists(os.path.join(config.dtnn_tools_dir, "dtnn-run")):
 if os.path.exists(os.path.join(os.path.dirname(config.dtnn_tools_dir), "lib", "libdtnn-jit.so")):
     config.available_features.add("jit")
 
+# A build with the cuda backend: its device module lies beside libdtnn. Its tests plan for the
+# device and compile generated kernels (NVRTC); none of them needs a GPU.
+if os.path.exists(os.path.join(os.path.dirname(config.dtnn_tools_dir), "lib", "libdtnn-cuda.so")):
+    config.available_features.add("cuda")
+
 # Tests that keep one CPU busy and let dtnn use the others.
 if len(os.sched_getaffinity(0)) >= 2:
     config.available_features.add("two-cpus")

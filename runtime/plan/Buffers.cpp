@@ -88,6 +88,11 @@ private:
         if (step.writes(i) &&
             plan_.values[plan_.root(step.in[i])].storage == PlanValue::Storage::Param)
           plan_.writesParams = true;
+    // A write-back of a parameter updated in a copy (Layouts.cpp).
+    for (const PlanValue &v : plan_.values)
+      if (v.storage == PlanValue::Storage::Alias && v.def >= 0 && !plan_.steps[v.def].op &&
+          plan_.values[plan_.root(v.aliasOf)].storage == PlanValue::Storage::Param)
+        plan_.writesParams = true;
     if (plan_.writesParams) return;
     std::set<int> outputs(plan_.outputs.begin(), plan_.outputs.end());
     for (PlanStep &step : plan_.steps) {

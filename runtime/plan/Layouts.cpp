@@ -13,12 +13,17 @@
 // backend (through plain on either side). A value converted once to a
 // descriptor is reused by later consumers of the same one. The op's own
 // results take the descriptors the kernel gives; the new version of a
-// written operand keeps the operand's. Graph outputs are converted to plain
+// written operand keeps the operand's. An operand the op updates in place
+// that the kernel wants elsewhere (a device's parameter updated by a host
+// fallback) is updated in a converted copy, which a step after the op
+// writes back into the operand's storage. Graph outputs are converted to plain
 // at the end (in whatever memory they are), so that the host can read them.
 // An operand the op reads only the type of is never converted.
 #include "runtime/plan/Plan.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 namespace dtnn::runtime {
 
@@ -69,9 +74,18 @@ private:
         return Error::make(where() + "'" + s.op->name() + "' on the " + s.backend +
                            " backend: " + first.message());
     }
-    const std::vector<BufferDesc> &want = (*kernel)->operandDescs();
-    for (size_t i = 0; i < s.in.size(); ++i) {
+    // A kernel computes in its backend's memory, whatever layout it wants (one that takes its
+    // operands' layouts as they come takes them there).
+    backend = ctx_.backends.find(s.backend);
+    std::vector<BufferDesc> want = (*kernel)->operandDescs();
+    for (BufferDesc &d : want) d.space = backend->memorySpace();
+    // The written operands the op updates in a converted copy: (its version after the op,
+    // the copy).
+    std::vector<std::pair<int, int>> writeBacks;
+    for (size_t i = 0, written = 0; i < s.in.size(); ++i) {
       PlanValue &v = plan_.values[s.in[i]];
+      bool writes = s.writes(i);
+      int version = writes ? s.out[s.op->ownResults() + written++] : -1;
       if (s.shapeOnly(i)) continue; // any layout will do
       if (v.storage == PlanValue::Storage::Param && !ctx_.params.count(v.param)) {
         if (want[i].space == v.desc.space) v.desc = want[i];
@@ -79,15 +93,24 @@ private:
         if (v.desc == want[i]) continue;
       }
       if (v.desc == want[i]) continue;
-      if (s.writes(i))
-        return Error::make(where() + "'" + s.op->name() + "' on the " + s.backend +
-                           " backend updates " + v.name + " in place but wants it as " +
-                           want[i].str() + ", not " + v.desc.str());
-      auto c = convert(s.in[i], want[i]);
+      // A copy the op writes serves no later reader of the operand.
+      auto c = writes ? convert(s.in[i], want[i], kFresh) : convert(s.in[i], want[i]);
       if (!c) return c.takeError();
       s.in[i] = *c;
+      if (writes) {
+        plan_.values[version].desc = plan_.values[plan_.root(version)].desc;
+        writeBacks.push_back({version, *c});
+      }
     }
-    const std::vector<BufferDesc> &give = (*kernel)->resultDescs();
+    std::vector<BufferDesc> give = (*kernel)->resultDescs();
+    for (BufferDesc &d : give) d.space = backend->memorySpace();
+    for (auto &[version, copy] : writeBacks) {
+      auto at = std::find(s.out.begin(), s.out.end(), version);
+      *at = addValue(plan_.values[version].name, plan_.values[copy].desc);
+      plan_.values[*at].storage = PlanValue::Storage::Alias;
+      plan_.values[*at].aliasOf = copy;
+      copy = *at;
+    }
     for (size_t r = 0; r < s.out.size(); ++r) {
       PlanValue &v = plan_.values[s.out[r]];
       v.desc = r < s.op->ownResults() ? give[r] : plan_.values[plan_.root(s.out[r])].desc;
@@ -96,6 +119,9 @@ private:
     s.kernel = std::move(*kernel);
     s.space = backend->memorySpace();
     plan_.steps.push_back(std::move(s));
+    for (auto [version, updated] : writeBacks)
+      if (auto back = convert(updated, plan_.values[version].desc, version); !back)
+        return back.takeError();
     return Error::success();
   }
 
@@ -114,34 +140,49 @@ private:
     return false;
   }
 
-  // The value holding `id` converted to `to`, adding conversion steps.
-  Expected<int> convert(int id, const BufferDesc &to) {
+  // What `convert` and `addConversion` write into: a new value, or an existing one (the
+  // version of an operand, whose storage a write-back fills).
+  static constexpr int kFresh = -1;
+
+  // The value holding `id` converted to `to`, adding conversion steps; a value converted once is
+  // reused, unless `into` names the value the last step writes, or kFresh asks for a new one.
+  Expected<int> convert(int id, const BufferDesc &to, std::optional<int> into = std::nullopt) {
     auto key = std::make_pair(id, to.str());
-    if (auto it = converted_.find(key); it != converted_.end()) return it->second;
+    if (!into) {
+      if (auto it = converted_.find(key); it != converted_.end()) return it->second;
+    }
+    auto keep = [&](int nid) {
+      if (!into) converted_[key] = nid;
+      return nid;
+    };
     const BufferDesc from = plan_.values[id].desc;
-    if (from.space != to.space) return copy(id, from, to, key);
+    if (from.space != to.space) {
+      auto c = copy(id, from, to, into);
+      if (!c) return c;
+      return keep(*c);
+    }
     const Layout &native = from.layout.isPlain() ? to.layout : from.layout;
     if (!from.layout.isPlain() && !to.layout.isPlain() &&
         from.layout.backend() != to.layout.backend()) {
       auto mid = convert(id, BufferDesc::plain(from.type, from.space));
       if (!mid) return mid;
-      auto last = convert(*mid, to);
+      auto last = convert(*mid, to, into);
       if (!last) return last;
-      return converted_[key] = *last;
+      return keep(*last);
     }
     Backend *owner = ctx_.backends.find(native.backend());
     if (!owner)
       return Error::make(where() + "no backend of this run converts " + from.str() + " to " +
                          to.str());
-    auto nid = addConversion(*owner, id, to);
+    auto nid = addConversion(*owner, id, to, into.value_or(kFresh));
     if (!nid) return nid;
-    return converted_[key] = *nid;
+    return keep(*nid);
   }
 
   // A copy of `id` (in `from`) between memory spaces: plain buffers copied by the run's device
-  // backend, converted to plain first and from plain after where a side is in a native layout.
-  Expected<int> copy(int id, const BufferDesc &from, const BufferDesc &to,
-                     const std::pair<int, std::string> &key) {
+  // backend, converted to plain first and from plain after where a side is in a native layout;
+  // `into` as for convert.
+  Expected<int> copy(int id, const BufferDesc &from, const BufferDesc &to, std::optional<int> into) {
     int at = id;
     if (!from.layout.isPlain()) {
       auto mid = convert(at, BufferDesc::plain(from.type, from.space));
@@ -152,30 +193,31 @@ private:
     Backend *device = ctx_.backends.device();
     if (!device)
       return Error::make(where() + "no backend of this run copies " + from.str() + " to " + to.str());
-    auto copied = addConversion(*device, at, plainTo);
+    bool last = to.layout.isPlain();
+    auto copied = addConversion(*device, at, plainTo, last ? into.value_or(kFresh) : kFresh);
     if (!copied) return copied;
     plan_.steps.back().copy = true;
-    at = *copied;
-    converted_[std::make_pair(id, plainTo.str())] = at;
-    if (!to.layout.isPlain()) {
-      auto last = convert(at, to);
-      if (!last) return last;
-      at = *last;
-    }
-    return converted_[key] = at;
+    if (last) return *copied;
+    if (!into) converted_[std::make_pair(id, plainTo.str())] = *copied;
+    return convert(*copied, to, into);
   }
 
-  // Appends the step of `owner` converting value `id` to `to`; the new value's id.
-  Expected<int> addConversion(Backend &owner, int id, const BufferDesc &to) {
-    auto kernel = owner.makeConversion(plan_.values[id].desc, to);
-    if (!kernel) return Error::make(where() + kernel.error().message());
-    std::string base = plan_.values[id].name;
+  // A new value named after `base` (%3 -> %3.1, %3.2, ...).
+  int addValue(const std::string &base, const BufferDesc &desc) {
     PlanValue v;
     v.name = base + "." + std::to_string(++conversions_[base]);
-    v.desc = to;
-    v.def = static_cast<int>(plan_.steps.size());
+    v.desc = desc;
     plan_.values.push_back(v);
-    int nid = static_cast<int>(plan_.values.size() - 1);
+    return static_cast<int>(plan_.values.size() - 1);
+  }
+
+  // Appends the step of `owner` converting value `id` to `to`, into the value `into` (of
+  // descriptor `to`) or a new one for kFresh; the id of the value written.
+  Expected<int> addConversion(Backend &owner, int id, const BufferDesc &to, int into = kFresh) {
+    auto kernel = owner.makeConversion(plan_.values[id].desc, to);
+    if (!kernel) return Error::make(where() + kernel.error().message());
+    int nid = into == kFresh ? addValue(plan_.values[id].name, to) : into;
+    plan_.values[nid].def = static_cast<int>(plan_.steps.size());
     PlanStep step;
     step.backend = owner.name();
     step.space = owner.memorySpace();

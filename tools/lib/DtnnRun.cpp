@@ -504,22 +504,22 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
 // In a job of several ranks, a rank that fails ends the whole job, so that
 // no other rank waits for it in a collective.
 int dtnn::dtnnRunMain(int argc, char **argv) {
-  if (Error e = registerBuiltins()) {
-    std::cerr << "dtnn-run: error: " << e.message() << "\n";
-    return kInputError;
-  }
-  // Before the arguments are read: a plugin's settings choices (optimizers, data sources) are
-  // flags' values.
-  if (Error e = loadPlugins(argc, argv)) {
-    std::cerr << "dtnn-run: error: " << e.message() << "\n";
-    return kInputError;
-  }
   // Before any thread starts: under ulimit -v, malloc's extra arenas would take the room.
   runtime::keepMallocInOneArena();
   runtime::installStopSignals("dtnn-run");
   std::unique_ptr<runtime::Communicator> comm;
   int status = kOk;
   try {
+    if (Error e = registerBuiltins()) {
+      std::cerr << "dtnn-run: error: " << e.message() << "\n";
+      return kInputError;
+    }
+    // Before the arguments are read: a plugin's settings choices (optimizers, data sources) are
+    // flags' values.
+    if (Error e = loadPlugins(argc, argv)) {
+      std::cerr << "dtnn-run: error: " << e.message() << "\n";
+      return kInputError;
+    }
     status = run(argc, argv, comm);
   } catch (...) {
     std::cout << std::flush;
