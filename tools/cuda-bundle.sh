@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds dtnn for a GPU machine and assembles what travels there, under 64 MiB: a build with the
-# cuda backend and without oneDNN, the LLVM jit and Open MPI (which the GPU machine lacks), its
-# programs, libdtnn and the cuda device module stripped, the libraries they need that a machine
-# with PyTorch's CUDA wheels may lack (libjpeg, libpng, libgomp, ...; never cuDNN, cuBLAS, NVRTC
-# or the CUDA runtime, which come from the wheels there), the standard library of blocks, and
-# Fashion-MNIST. tools/cuda-check.sh runs it there.
+# cuda backend and without oneDNN and the LLVM jit (which the GPU machine lacks), its programs,
+# libdtnn and the cuda device module stripped, the libraries they need that a machine with
+# PyTorch's CUDA wheels may lack (the ANTLR runtime, Open MPI's libraries, libjpeg, libpng,
+# libgomp, ...; never cuDNN, cuBLAS, NVRTC or the CUDA runtime, which come from the wheels there),
+# the standard library of blocks, and Fashion-MNIST. Open MPI is only loaded, never started: a
+# run outside mpirun is one rank. tools/cuda-check.sh runs it there.
 #
 #   bash tools/cuda-bundle.sh [BUNDLE]     (default build-device; its build in build-cuda)
 set -euo pipefail
@@ -14,7 +15,7 @@ BUILD="${DTNN_CUDA_BUILD_DIR:-build-cuda}"
 
 if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
   cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDTNN_WITH_ONEDNN=OFF \
-    -DDTNN_WITH_JIT=OFF -DDTNN_WITH_MPI=OFF -DDTNN_ANTLR_STATIC=ON -DDTNN_WITH_CUDA=ON \
+    -DDTNN_WITH_JIT=OFF -DDTNN_WITH_CUDA=ON -DDTNN_BUILD_TESTS=ON \
     -DPython3_EXECUTABLE=/usr/bin/python3
 fi
 ninja -C "$BUILD" -j"$(nproc)" dtnn-run dtnnc dtnn_unit_tests dtnn-cuda

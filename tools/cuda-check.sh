@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The prepared check of the cuda backend on a GPU machine, run from the repository root there with
 # the bundle tools/cuda-bundle.sh made: each step under its own time limit, its whole log kept in
-# $OUT (or ./cuda-check-logs), its last lines printed.
+# $OUT (or ./cuda-check-logs), its last lines printed. The limits add up to 535 s, so that the
+# whole check fits one call of at most 600 s on a machine lent for 15 minutes.
 #   1 versions    the GPU, the driver, PyTorch, and the libraries every carried file finds
 #   2 kernels     every cuda kernel against the reference backend (the differential tests)
 #   3 steps       20 train steps on the GPU against the same steps on the CPU (strict float32)
@@ -96,12 +97,12 @@ export B RUN LOGS
 export -f versions kernels trainSteps lenet profile bench
 for s in "${STEPS[@]}"; do
   case "$s" in
-  versions) step versions 60 versions ;;
-  kernels) step kernels 180 kernels ;;
-  steps) step steps 240 trainSteps ;;
-  lenet) step lenet 180 lenet ;;
-  profile) TAIL=80 step profile 180 profile ;;
-  bench) TAIL=80 step bench 420 bench ;;
+  versions) step versions 30 versions ;;
+  kernels) step kernels 100 kernels ;;
+  steps) step steps 100 trainSteps ;;
+  lenet) step lenet 60 lenet ;;
+  profile) TAIL=80 step profile 45 profile ;;
+  bench) TAIL=80 step bench 200 bench ;;
   *) echo "cuda-check: unknown step '$s'" >&2 ;;
   esac
 done

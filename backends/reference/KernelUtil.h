@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backends/reference/KernelTable.h"
+#include "ir/ops/ShapeUtil.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -36,30 +37,7 @@ template <typename Body> void parallelBlocks(int64_t n, Body &&body) {
   parallelFor(blocks, [&](int64_t k) { body(k * kBlock, std::min(n, (k + 1) * kBlock)); });
 }
 
-// The element offset of each of `out`'s batch matrices in a tensor of batch
-// dimensions `dims` (aligned right, size 1 broadcasting), whose matrices hold
-// `matrix` elements.
-inline std::vector<int64_t> batchOffsets(const std::vector<int64_t> &out,
-                                         const std::vector<int64_t> &dims, int64_t matrix) {
-  int64_t count = 1;
-  for (int64_t d : out) count *= d;
-  std::vector<int64_t> offsets(size_t(count), 0);
-  size_t lead = out.size() - dims.size();
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t rest = i, offset = 0, stride = matrix;
-    for (size_t d = out.size(); d-- > 0;) {
-      int64_t index = rest % out[d];
-      rest /= out[d];
-      if (d >= lead) {
-        int64_t size = dims[d - lead];
-        if (size != 1) offset += index * stride;
-        stride *= size;
-      }
-    }
-    offsets[size_t(i)] = offset;
-  }
-  return offsets;
-}
+using ir::batchOffsets; // the element offset of each batch matrix (ir/ops/ShapeUtil.h)
 
 // Reads a scalar operand (learning rate, step count) of any numeric type.
 inline double readScalar(const TensorView &v) {

@@ -99,4 +99,26 @@ GradFn adjointGrad(std::string adjoint) {
   };
 }
 
+std::vector<int64_t> batchOffsets(const std::vector<int64_t> &out,
+                                         const std::vector<int64_t> &dims, int64_t matrix) {
+  int64_t count = 1;
+  for (int64_t d : out) count *= d;
+  std::vector<int64_t> offsets(size_t(count), 0);
+  size_t lead = out.size() - dims.size();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, offset = 0, stride = matrix;
+    for (size_t d = out.size(); d-- > 0;) {
+      int64_t index = rest % out[d];
+      rest /= out[d];
+      if (d >= lead) {
+        int64_t size = dims[d - lead];
+        if (size != 1) offset += index * stride;
+        stride *= size;
+      }
+    }
+    offsets[size_t(i)] = offset;
+  }
+  return offsets;
+}
+
 } // namespace dtnn::ir

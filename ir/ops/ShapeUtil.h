@@ -67,4 +67,10 @@ Value *reduceTo(Builder &b, Value *g, Value *operand);
 // reduce_sum's sum it down (or back up) to x's type.
 GradFn adjointGrad(std::string adjoint);
 
+// The element offset of each of `out`'s batch matrices in a tensor of batch
+// dimensions `dims` (aligned right, size 1 broadcasting), whose matrices hold
+// `matrix` elements.
+std::vector<int64_t> batchOffsets(const std::vector<int64_t> &out,
+                                  const std::vector<int64_t> &dims, int64_t matrix);
+
 } // namespace dtnn::ir

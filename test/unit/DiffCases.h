@@ -39,6 +39,7 @@
 
 #include "ir/ops/ShapeUtil.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,6 +80,18 @@ Case oneOp(std::string op, std::string label, std::vector<Operand> operands, std
 Tolerance exactly();
 Tolerance sumOfTerms(double terms);
 Tolerance relative(double refRoundings, double otherRoundings);
+
+// Results that both sides compute in double and round to float32 once (the
+// losses, the reductions): kUd = 2^-53 is double's unit roundoff and
+// gammaD(n) its gamma(n). When each side's double value is within d of the
+// exact one, the float32 results differ by at most roundedFromDouble(l, d)
+// = 2u (|l| + d) + 2d (u relative for normal results, half the smallest
+// subnormal below them), l the f64 run's value.
+constexpr double kUd = 0x1p-53;
+inline double gammaD(double n) { return n * kUd / (1 - n * kUd); }
+inline double roundedFromDouble(double l, double d) {
+  return 2 * kU * (std::abs(l) + d) + 2 * d + 0x1p-149;
+}
 
 // A convolution's shapes and attributes, as convCases() generates them and
 // Differential.InPlace uses one.

@@ -8,6 +8,7 @@
 #include "ir/ops/ShapeUtil.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dtnn::test::diff {
 
@@ -156,6 +157,42 @@ std::vector<Case> convCases() {
 //   backward bias db = sum of dy over N: N terms
 // where N counts the rows of an x of higher rank, [N, ..., K].
 // each within 2 gamma(terms) * sum|terms| (magnitude run).
+namespace {
+
+// dense x [n, k], w [m, k] (+ b) with a fused relu6, sigmoid or tanh. The
+// pre-activation z differs between the sides by at most B = 2 gamma(k + 1)
+// sum|terms| (as dense's own bound, the sums computed here from the
+// operands); relu6 is 1-Lipschitz and exact, tanh 1-Lipschitz and sigmoid
+// 1/4-Lipschitz, and each side adds the error of evaluating the function
+// (DiffActivation.cpp's bounds), taken where it is largest within B of z
+// (both are monotone).
+Tolerance denseActivation(const std::string &act, int64_t n, int64_t k, int64_t m, bool bias) {
+  return [=](const Eval &e) {
+    const std::vector<double> &x = e.values("x"), &w = e.values("w");
+    const std::vector<double> *b = bias ? &e.values("b") : nullptr;
+    Allowed a(1);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double z = b ? (*b)[size_t(j)] : 0, mag = b ? std::abs((*b)[size_t(j)]) : 0;
+        for (int64_t c = 0; c < k; ++c) {
+          double t = x[size_t(i * k + c)] * w[size_t(j * k + c)];
+          z += t;
+          mag += std::abs(t);
+        }
+        double bound = 2 * gamma(static_cast<double>(k + 1)) * mag;
+        if (act == "sigmoid")
+          a[0].push_back(bound / 4 + (kRefExp + gamma(2) + kOtherLogistic) * sigmoidOf(z + bound));
+        else if (act == "tanh")
+          a[0].push_back(bound + (kRefTanh + kOtherTanh) * std::tanh(std::abs(z) + bound));
+        else
+          a[0].push_back(bound);
+      }
+    return a;
+  };
+}
+
+} // namespace
+
 std::vector<Case> denseCases() {
   struct Shape {
     std::vector<int64_t> rows; // x is rows + [k]: [N] or, over the last axis, [N, ...]
@@ -188,6 +225,19 @@ std::vector<Case> denseCases() {
     fused.body = {std::string(s.bias ? "%0 = dense %x, @w, @b" : "%0 = dense %x, @w") +
                   " {act=\"relu\"} : " + typeText(yd)};
     cases.push_back(fused);
+    // The other fused activations, on x scaled by 4 so that relu6 clips at both ends.
+    std::vector<double> x4 = x;
+    for (double &v : x4) v *= 4;
+    for (const char *act : {"relu6", "sigmoid", "tanh"}) {
+      Case c = fwd;
+      c.label += std::string(" x*4 act=") + act;
+      c.operands[0] = input("x", xd, x4);
+      c.body = {std::string(s.bias ? "%0 = dense %x, @w, @b" : "%0 = dense %x, @w") + " {act=\"" +
+                act + "\"} : " + typeText(yd)};
+      c.magnitudeRun = false;
+      c.tolerance = denseActivation(act, n, s.k, s.m, s.bias);
+      cases.push_back(c);
+    }
 
     Case bd = oneOp("dense_backward_data", l,
                     {input("dy", yd, dy, true), input("w", {s.m, s.k}, w, true)},

@@ -88,7 +88,11 @@ std::vector<Case> attentionCases() {
                                      {{2}, 4, 6, 5, 5, false, {6}, 0},
                                      {{2}, 5, 3, 4, 4, true, {5, 1}, 0},
                                      // 20 heads of 64 KiB of scores: groups of 10.
-                                     {{20}, 128, 128, 8, 8, true, {}, 0}};
+                                     {{20}, 128, 128, 8, 8, true, {}, 0},
+                                     // 17 heads of 4 MiB of scores (8 MiB with their gradient):
+                                     // runs of 16 (8) heads and a last one of 1 on the cuda
+                                     // backend, and rows longer than its warp softmax takes.
+                                     {{17}, 1024, 1024, 4, 4, true, {1024}, 0}};
   std::vector<Case> cases;
   Rng rng{0xa77e};
   for (const Shape &s : shapes) {
@@ -137,7 +141,10 @@ std::vector<Case> layerNormCases() {
     int64_t axes;
   };
   const std::vector<Shape> shapes = {
-      {{2, 5, 12}, 1}, {{3, 4, 6}, 2}, {{4, 33}, 1}, {{2, 3, 2, 16}, 1}};
+      {{2, 5, 12}, 1}, {{3, 4, 6}, 2}, {{4, 33}, 1}, {{2, 3, 2, 16}, 1},
+      // Rows longer than a warp takes, many rows (their column sums cut into segments of rows,
+      // the last one shorter), and rows of a model's width.
+      {{3, 2, 1100}, 1}, {{200, 40}, 1}, {{2, 40, 768}, 1}};
   std::vector<Case> cases;
   Rng rng{0x1a7e};
   for (const Shape &s : shapes) {

@@ -1,9 +1,9 @@
 // Differential cases of the pooling and batch normalization ops, forward
 // and backward (maxpool, avgpool, global_avgpool, batchnorm,
-// batchnorm_train and their backward ops), with the derivation of each
-// bound: the pooling ops are selections or short sums, the batch
-// normalization ops have per-channel tolerances computed from the batch
-// statistics.
+// batchnorm_train and their backward ops, moving_average, batchnorm_fold),
+// with the derivation of each bound: the pooling ops are selections or
+// short sums, the batch normalization ops have per-channel tolerances
+// computed from the batch statistics.
 #include "DiffCases.h"
 
 #include "ir/ops/ShapeUtil.h"
@@ -133,10 +133,10 @@ std::vector<Case> poolCases() {
 // ---------------------------------------------------------------------------
 // Batch normalization: batchnorm (inference), batchnorm_train (with the
 // running statistics read back), batchnorm_backward,
-// batchnorm_backward_frozen, on [N,C] and [N,C,H,W] inputs. Inputs are
-// viewed as [N,C,S]; per channel, count = N*S, mu and var are the batch
-// mean and biased variance, E2 = mean(x^2), A1 = mean(|x|), computed here
-// in double.
+// batchnorm_backward_frozen, on [N,C] and [N,C,H,W] inputs, and
+// moving_average. Inputs are viewed as [N,C,S]; per channel, count = N*S,
+// mu and var are the batch mean and biased variance, E2 = mean(x^2),
+// A1 = mean(|x|), computed here in double.
 namespace {
 
 struct Channels {
@@ -399,6 +399,34 @@ std::vector<Case> batchNormCases() {
                     {xd, {c}, {c}});
     fz.tolerance = batchNormFrozenTolerance(xd, eps);
     cases.push_back(fz);
+  }
+  // moving_average, decompose-batchnorm's update of a running statistic:
+  // buf = (1 - momentum) buf + momentum value in double, then rounded once
+  // (u |new buf| per side; the double arithmetic's error, a few 2^-53 of
+  // the terms, is allowed as 2^-50 of them). It has no results of its own:
+  // the buffer is read back, and the graph returns the doubled value
+  // (exact).
+  for (auto [c, mom] : {std::pair<int64_t, double>{5, 0.1}, {1000, 0.3}}) {
+    Operand buf = param("rm", {c}, rng.values(c, -2, 2));
+    buf.isBuffer = buf.readBack = true;
+    Case ma;
+    ma.op = "moving_average";
+    ma.label = "buf=" + dimsText({c}) + " momentum=" + floatText(mom);
+    ma.operands = {buf, input("v", {c}, rng.values(c, -2, 2))};
+    ma.body = {"%0 = moving_average @rm, %v {momentum=" + floatText(mom) + "} : " + typeText({c}),
+               "%1 = add %v, %v : " + typeText({c})};
+    ma.results = {"%1"};
+    ma.resultDims = {{c}};
+    ma.tolerance = [mom](const Eval &e) {
+      const auto &r = e.values("rm"), &v = e.values("v");
+      Allowed a = {std::vector<double>(r.size()), std::vector<double>(r.size())};
+      for (size_t i = 0; i < r.size(); ++i) {
+        double terms = (1 - mom) * std::abs(r[i]) + mom * std::abs(v[i]);
+        a[1][i] = 2 * (gamma(1) * std::abs((1 - mom) * r[i] + mom * v[i]) + 0x1p-50 * terms);
+      }
+      return a;
+    };
+    cases.push_back(ma);
   }
   return cases;
 }

@@ -148,7 +148,7 @@ std::vector<std::vector<double>> runCase(const Case &c, const std::string &dtype
 std::string Case::irText(const std::string &dtype) const {
   std::string text, sig;
   for (const Operand &o : operands) {
-    std::string type = dtype + dimsText(o.dims);
+    std::string type = (o.dtype.empty() ? dtype : o.dtype) + dimsText(o.dims);
     if (o.isParam)
       text += std::string(o.isBuffer ? "buffer" : "param") + " @" + o.name + " : " + type +
               " init=zeros\n";

@@ -57,6 +57,7 @@ struct Operand {
   std::string name;
   std::vector<int64_t> dims;
   std::vector<double> values; // float32-representable, row-major
+  std::string dtype;          // its element type when not the case's ("i64": a step count)
   bool isParam = false;
   bool isBuffer = false;       // declared `buffer` (running statistics), not `param`
   bool readBack = false;       // written in place: its value after the run is compared too

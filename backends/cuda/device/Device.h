@@ -25,6 +25,9 @@ struct Launch {
   cublasLtHandle_t lt = nullptr;
   const DeviceSettings *settings = nullptr;
   const DeviceInfo *info = nullptr;
+  // The position of this rank's first sample in the step's global batch (ExecContext::offset),
+  // for the kernels whose results follow the sample (dropout's masks).
+  int64_t offset = 0;
 };
 
 // The launch context of the queue `ctx` runs on; fails when that is not a stream of the module.

@@ -70,6 +70,7 @@ Expected<Launch> launchOf(runtime::ExecContext &ctx) {
 Error DeviceOp::run(const runtime::KernelArgs &args, runtime::ExecContext &ctx) {
   Expected<Launch> l = launchOf(ctx);
   if (!l) return l.takeError();
+  l->offset = ctx.offset();
   if (Error e = launch(args, *l)) return e;
   return check(cudaGetLastError(), "a kernel launch");
 }
