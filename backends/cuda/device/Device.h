@@ -79,6 +79,10 @@ int64_t elementsOf(const runtime::BufferDesc &d);
 void countStat(const std::string &name, int64_t add = 1);
 int64_t statOf(const std::string &name);
 
+// A kernel whose result is its operand's bytes (reshapes, dropout at inference): a copy on the
+// device, or nothing when the result took the operand's storage (Shape.cpp).
+Expected<std::unique_ptr<DeviceKernel>> makeSameBytes(const DeviceKernelSpec &s);
+
 // Registration functions, one per family file; registerDeviceKernels calls them all once.
 void registerCopyKernels(DeviceRegistry &r);
 void registerRegionKernels(DeviceRegistry &r);

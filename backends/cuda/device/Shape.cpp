@@ -15,6 +15,22 @@ namespace dtnn::cuda {
 
 namespace {
 
+// The result is the operand's bytes: a copy on the device, or nothing when the result took the
+// operand's storage.
+class SameBytes final : public DeviceOp {
+public:
+  explicit SameBytes(const DeviceKernelSpec &s) : bytes_(runtime::byteSize(s.out[0].type)) {}
+
+  Error launch(const runtime::KernelArgs &a, const Launch &l) override {
+    if (bytes_ == 0 || a.out[0].data == a.in[0].data) return Error::success();
+    return check(cudaMemcpyAsync(a.out[0].data, a.in[0].data, bytes_, cudaMemcpyDeviceToDevice, l.stream),
+                 "cudaMemcpyAsync");
+  }
+
+private:
+  size_t bytes_;
+};
+
 int64_t elemBytes(const ir::TensorType &t) { return int64_t(ir::dtypeSize(t.dtype)); }
 
 // A type split at `axis` into the elements before it, its size and the bytes of one step along
@@ -38,22 +54,6 @@ Split splitAt(const ir::TensorType &t, int64_t axisAttr) {
   }
   return s;
 }
-
-// flatten, reshape, reshape_like: the same bytes in the same order; nothing to do when the
-// result took the operand's storage.
-class Reshape final : public DeviceOp {
-public:
-  explicit Reshape(const DeviceKernelSpec &s) : bytes_(runtime::byteSize(s.out[0].type)) {}
-
-  Error launch(const runtime::KernelArgs &a, const Launch &l) override {
-    if (bytes_ == 0 || a.out[0].data == a.in[0].data) return Error::success();
-    return check(cudaMemcpyAsync(a.out[0].data, a.in[0].data, bytes_, cudaMemcpyDeviceToDevice, l.stream),
-                 "cudaMemcpyAsync");
-  }
-
-private:
-  size_t bytes_;
-};
 
 // concat: each input's rows copied to its offset along the axis of the result.
 class Concat final : public DeviceOp {
@@ -192,9 +192,13 @@ private:
 
 } // namespace
 
+Expected<std::unique_ptr<DeviceKernel>> makeSameBytes(const DeviceKernelSpec &s) {
+  return make<SameBytes>(s);
+}
+
 void registerShapeKernels(DeviceRegistry &r) {
   for (const char *kind : {"flatten", "reshape", "reshape_like"})
-    r.add(kind, [](const DeviceKernelSpec &s) { return make<Reshape>(s); });
+    r.add(kind, makeSameBytes); // the same bytes in the same order
   r.add("concat", [](const DeviceKernelSpec &s) { return make<Concat>(s); });
   r.add("slice", [](const DeviceKernelSpec &s) { return make<Slice>(s); });
   r.add("slice_backward", [](const DeviceKernelSpec &s) { return make<SliceBackward>(s); });

@@ -1,6 +1,7 @@
 // Attention's masks (see Attention.h): a grid-stride loop over the scores,
 // one element a thread.
 #include "backends/cuda/device/kernels/Attention.h"
+#include "backends/cuda/device/kernels/Common.cuh"
 
 #include <algorithm>
 
@@ -8,12 +9,6 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096;
-
-unsigned blocksFor(int64_t n) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 // The offset of batch matrix b's mask.
 __device__ inline int64_t maskOffset(const AttentionMask &m, int64_t b) {

@@ -3,6 +3,7 @@
 // FusedActivation.h writes them, and a thread per column (neighbouring
 // threads reading neighbouring elements of a row) for the sums of rows.
 #include "backends/cuda/device/kernels/Blas.h"
+#include "backends/cuda/device/kernels/Common.cuh"
 
 #include <algorithm>
 
@@ -10,13 +11,7 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096;
 constexpr int64_t kMaxSegments = 65535; // gridDim.y
-
-unsigned blocksFor(int64_t n) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 __device__ inline float expOf(float v) { return expf(v); }
 __device__ inline double expOf(double v) { return exp(v); }

@@ -1,9 +1,11 @@
-// What the module's own kernels share: a grid-stride loop, and arithmetic
+// What the module's own kernels share: their launch geometry, a grid-stride loop, and arithmetic
 // rounded once per operation, in float and in double (the intrinsics that
 // nvcc never contracts into a fused multiply-add), for kernels that mirror
 // the reference backend's order of roundings exactly.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <cuda_runtime.h>
 
 // Element i of [0, n) for each thread of the grid, striding by the grid's size.
@@ -12,6 +14,16 @@
        i += int64_t(gridDim.x) * blockDim.x)
 
 namespace dtnn::cuda {
+
+// Threads a block in the module's one-dimensional kernels.
+constexpr int kThreads = 256;
+// Enough blocks for several waves of the largest GPU; grid-stride loops cover the rest.
+constexpr int64_t kMaxBlocks = 4096;
+
+// Blocks for `work` items at `perBlock` a block: at least one, at most `most`.
+inline unsigned blocksFor(int64_t work, int64_t perBlock = kThreads, int64_t most = kMaxBlocks) {
+  return unsigned(std::max<int64_t>(1, std::min<int64_t>((work + perBlock - 1) / perBlock, most)));
+}
 
 __device__ __forceinline__ float addRn(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ double addRn(double a, double b) { return __dadd_rn(a, b); }

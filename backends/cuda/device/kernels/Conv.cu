@@ -2,6 +2,7 @@
 // elements, the activations written as backends/reference/FusedActivation.h
 // writes them, and the bias gradient summed per segment by a fixed tree.
 #include "backends/cuda/device/kernels/Conv.h"
+#include "backends/cuda/device/kernels/Common.cuh"
 
 #include <climits>
 
@@ -9,12 +10,6 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096;
-
-unsigned blocksFor(int64_t n) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 // The reference's activations: relu passes only x > 0 (NaN gives 0), relu6 is
 // min(max(x, 0), 6) with std::max's and std::min's comparisons (NaN stays NaN).

@@ -1,5 +1,6 @@
 // Dropout's training forms (see Dropout.h): one thread an element, the hash as the reference's.
 #include "backends/cuda/device/kernels/Dropout.h"
+#include "backends/cuda/device/kernels/Common.cuh"
 
 #include <algorithm>
 
@@ -7,12 +8,6 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096;
-
-unsigned blocksFor(int64_t n) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 // The splitmix64 finalizer, as the reference's mix64.
 __device__ __forceinline__ uint64_t mix64(uint64_t z) {

@@ -7,6 +7,7 @@
 // element of dw is so only ever touched by one thread, in token order, as
 // the reference sums it.
 #include "backends/cuda/device/kernels/Encoding.h"
+#include "backends/cuda/device/kernels/Common.cuh"
 
 #include <algorithm>
 #include <limits>
@@ -15,14 +16,8 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096;
 // The most blocks embedding_backward splits the table's rows among.
 constexpr int64_t kBackwardBlocks = 1024;
-
-unsigned blocksFor(int64_t work, int64_t perBlock, int64_t most = kMaxBlocks) {
-  return unsigned(std::max<int64_t>(1, std::min((work + perBlock - 1) / perBlock, most)));
-}
 
 // Threads for rows of d elements: a warp's multiple covering d, at most kThreads.
 int threadsFor(int64_t d) {

@@ -3,6 +3,7 @@
 // warp order; products are rounded on their own where nvcc would otherwise
 // fuse them into the following addition, as the reference's compiler does not.
 #include "backends/cuda/device/kernels/Loss.h"
+#include "backends/cuda/device/kernels/Common.cuh"
 
 #include <algorithm>
 #include <limits>
@@ -11,14 +12,9 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 8192;
+// The most blocks of this family's kernels; their grid-stride loops cover the rest.
+constexpr int64_t kMostBlocks = 8192;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Blocks of kThreads for `threads` threads (at least one; the loops stride over the rest).
-unsigned blocksFor(int64_t threads) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((threads + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 // std::max as the reference calls it: b when a < b, else a (so a NaN b is passed over).
 __device__ inline double maxOf(double a, double b) { return a < b ? b : a; }
@@ -232,7 +228,7 @@ template <typename T> __global__ void bceBackward(const T *dy, const T *p, const
 }
 
 // The blocks of warps taking `rows` rows.
-unsigned rowBlocks(int64_t rows) { return blocksFor(rows * 32); }
+unsigned rowBlocks(int64_t rows) { return blocksFor(rows * 32, kThreads, kMostBlocks); }
 
 // The mean of the elementwise loss `term` over n elements.
 template <typename T, typename Term>
@@ -278,7 +274,7 @@ cudaError_t launchNllLossBackward(const T *dy, const int32_t *label, T *dx, doub
                                   const ClassifierShape &s, cudaStream_t stream) {
   countRows<<<1, kThreads, 0, stream>>>(label, s, counted);
   if (cudaError_t e = cudaGetLastError()) return e;
-  nllBackward<T><<<blocksFor(s.rows * s.classes), kThreads, 0, stream>>>(dy, label, dx, counted, s);
+  nllBackward<T><<<blocksFor(s.rows * s.classes, kThreads, kMostBlocks), kThreads, 0, stream>>>(dy, label, dx, counted, s);
   return cudaGetLastError();
 }
 
@@ -299,7 +295,7 @@ cudaError_t launchMseLoss(const T *p, const T *t, T *loss, double *partial, int6
 template <typename T>
 cudaError_t launchMseLossBackward(const T *dy, const T *p, const T *t, T *dx, int64_t n,
                                   cudaStream_t stream) {
-  mseBackward<T><<<blocksFor(n), kThreads, 0, stream>>>(dy, p, t, dx, n);
+  mseBackward<T><<<blocksFor(n, kThreads, kMostBlocks), kThreads, 0, stream>>>(dy, p, t, dx, n);
   return cudaGetLastError();
 }
 
@@ -311,7 +307,7 @@ cudaError_t launchBceLoss(const T *p, const T *t, T *loss, double *partial, int6
 template <typename T>
 cudaError_t launchBceLossBackward(const T *dy, const T *p, const T *t, T *dx, int64_t n,
                                   cudaStream_t stream) {
-  bceBackward<T><<<blocksFor(n), kThreads, 0, stream>>>(dy, p, t, dx, n);
+  bceBackward<T><<<blocksFor(n, kThreads, kMostBlocks), kThreads, 0, stream>>>(dy, p, t, dx, n);
   return cudaGetLastError();
 }
 

@@ -14,15 +14,8 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256; // a power of 2, for the tree of channelPartials
-// Enough blocks for several waves of the largest GPU; the loops stride over the rest.
-constexpr int64_t kMaxBlocks = 4096;
 // The elements of a channel per segment of its sums.
 constexpr int64_t kPerSegment = 4096;
-
-unsigned blocksFor(int64_t n) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 // The segments of a channel of `count` elements: a function of the count alone.
 int64_t segmentsFor(int64_t count) {

@@ -10,13 +10,8 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-// Enough blocks for several waves of the largest GPU; the loops stride over the rest.
-constexpr int64_t kMaxBlocks = 2048;
-
-unsigned blocksFor(int64_t n) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
+// The most blocks of this family's kernels; their grid-stride loops cover the rest.
+constexpr int64_t kMostBlocks = 2048;
 
 // The learning rate as the reference reads it (readScalar): a double.
 __device__ __forceinline__ double lrValue(LrRef lr) {
@@ -187,9 +182,9 @@ cudaError_t launchSgdUpdate(T *p, const T *g, LrRef lr, const int64_t *step, T *
                             const SgdParams<T> &a, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (a.momentum == T(0))
-    sgdPlain<T><<<blocksFor(n), kThreads, 0, stream>>>(p, g, lr, n, a.weightDecay);
+    sgdPlain<T><<<blocksFor(n, kThreads, kMostBlocks), kThreads, 0, stream>>>(p, g, lr, n, a.weightDecay);
   else
-    sgdMomentum<T><<<blocksFor(n), kThreads, 0, stream>>>(p, g, lr, step, buf, n, a);
+    sgdMomentum<T><<<blocksFor(n, kThreads, kMostBlocks), kThreads, 0, stream>>>(p, g, lr, step, buf, n, a);
   return cudaGetLastError();
 }
 
@@ -197,7 +192,7 @@ template <typename T>
 cudaError_t launchAdamUpdate(T *p, const T *g, LrRef lr, const int64_t *step, T *m, T *v, T *maxV,
                              int64_t n, const AdamParams<T> &a, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  adamUpdate<T><<<blocksFor(n), kThreads, 0, stream>>>(p, g, lr, step, m, v, maxV, n, a);
+  adamUpdate<T><<<blocksFor(n, kThreads, kMostBlocks), kThreads, 0, stream>>>(p, g, lr, step, m, v, maxV, n, a);
   return cudaGetLastError();
 }
 
@@ -205,7 +200,7 @@ template <typename T>
 cudaError_t launchRmspropUpdate(T *p, const T *g, LrRef lr, T *squareAvg, T *buf, T *gradAvg,
                                 int64_t n, const RmspropParams<T> &a, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  rmspropUpdate<T><<<blocksFor(n), kThreads, 0, stream>>>(p, g, lr, squareAvg, buf, gradAvg, n, a);
+  rmspropUpdate<T><<<blocksFor(n, kThreads, kMostBlocks), kThreads, 0, stream>>>(p, g, lr, squareAvg, buf, gradAvg, n, a);
   return cudaGetLastError();
 }
 
@@ -216,7 +211,7 @@ cudaError_t launchNadamUpdate(T *p, const T *g, LrRef lr, const int64_t *step, T
   T *scalars = static_cast<T *>(work);
   // mu_product advances every step, whatever the parameter's size.
   nadamScalars<T><<<1, 1, 0, stream>>>(lr, step, muProduct, scalars, a);
-  if (n > 0) nadamUpdate<T><<<blocksFor(n), kThreads, 0, stream>>>(p, g, m, v, scalars, n, a);
+  if (n > 0) nadamUpdate<T><<<blocksFor(n, kThreads, kMostBlocks), kThreads, 0, stream>>>(p, g, m, v, scalars, n, a);
   return cudaGetLastError();
 }
 

@@ -10,13 +10,6 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-// Enough blocks for several waves of the largest GPU; the loops stride over the rest.
-constexpr int64_t kMaxBlocks = 4096;
-
-unsigned blocksFor(int64_t work, int64_t perBlock) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((work + perBlock - 1) / perBlock, kMaxBlocks)));
-}
 
 // The input rows [r0, r1) and columns [c0, c1) of output (o, q)'s window, and its avgpool
 // divisor, as the reference's window().

@@ -2,6 +2,7 @@
 // items, an item being one segment of one output, taken by a warp (rows:
 // the innermost dimension is reduced) or by one thread (columns).
 #include "backends/cuda/device/kernels/Reduce.h"
+#include "backends/cuda/device/kernels/Common.cuh"
 
 #include <algorithm>
 
@@ -9,13 +10,8 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 8192;
-
-// Blocks of kThreads for `threads` threads (at least one; the loops stride over the rest).
-unsigned blocksFor(int64_t threads) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((threads + kThreads - 1) / kThreads, kMaxBlocks)));
-}
+// The most blocks of this family's kernels; their grid-stride loops cover the rest.
+constexpr int64_t kMostBlocks = 8192;
 
 // The offset in x of output o (over the kept dimensions) and of element r of a reduction (over
 // the reduced ones), row-major.
@@ -180,9 +176,9 @@ __global__ void shareTies(const T *dy, const T *x, const T *y, T *dx, const doub
 template <typename Op> cudaError_t runSegments(const Op &op, const ReduceGeom &g, cudaStream_t stream) {
   const int64_t items = g.outputs * g.segments;
   if (g.columns)
-    combineSegments<1><<<blocksFor(items), kThreads, 0, stream>>>(op, g);
+    combineSegments<1><<<blocksFor(items, kThreads, kMostBlocks), kThreads, 0, stream>>>(op, g);
   else
-    combineSegments<32><<<blocksFor(items * 32), kThreads, 0, stream>>>(op, g);
+    combineSegments<32><<<blocksFor(items * 32, kThreads, kMostBlocks), kThreads, 0, stream>>>(op, g);
   return cudaGetLastError();
 }
 
@@ -211,12 +207,12 @@ template <typename V> __global__ void fillKernel(V *y, int64_t n, V v) {
 template <typename V>
 cudaError_t broadcastAs(const void *x, void *y, const BroadcastGeom &g, cudaStream_t stream) {
   broadcastKernel<V>
-      <<<blocksFor(g.total), kThreads, 0, stream>>>(static_cast<const V *>(x), static_cast<V *>(y), g);
+      <<<blocksFor(g.total, kThreads, kMostBlocks), kThreads, 0, stream>>>(static_cast<const V *>(x), static_cast<V *>(y), g);
   return cudaGetLastError();
 }
 
 template <typename V> cudaError_t fillAs(void *y, int64_t n, uint64_t bits, cudaStream_t stream) {
-  fillKernel<V><<<blocksFor(n), kThreads, 0, stream>>>(static_cast<V *>(y), n, V(bits));
+  fillKernel<V><<<blocksFor(n, kThreads, kMostBlocks), kThreads, 0, stream>>>(static_cast<V *>(y), n, V(bits));
   return cudaGetLastError();
 }
 
@@ -226,7 +222,7 @@ template <typename T>
 cudaError_t launchReduceSum(const T *x, T *y, double *partial, const ReduceGeom &g, cudaStream_t stream) {
   if (cudaError_t e = runSegments(SumOp<T>{x, y, partial}, g, stream)) return e;
   if (g.segments == 1) return cudaSuccess;
-  sumPartials<T><<<blocksFor(g.outputs), kThreads, 0, stream>>>(partial, y, g);
+  sumPartials<T><<<blocksFor(g.outputs, kThreads, kMostBlocks), kThreads, 0, stream>>>(partial, y, g);
   return cudaGetLastError();
 }
 
@@ -234,7 +230,7 @@ template <typename T>
 cudaError_t launchReduceMax(const T *x, T *y, double *partial, const ReduceGeom &g, cudaStream_t stream) {
   if (cudaError_t e = runSegments(MaxOp<T>{x, y, partial}, g, stream)) return e;
   if (g.segments == 1) return cudaSuccess;
-  maxPartials<T><<<blocksFor(g.outputs), kThreads, 0, stream>>>(partial, y, g);
+  maxPartials<T><<<blocksFor(g.outputs, kThreads, kMostBlocks), kThreads, 0, stream>>>(partial, y, g);
   return cudaGetLastError();
 }
 
@@ -244,9 +240,9 @@ cudaError_t launchReduceMaxBackward(const T *dy, const T *x, const T *y, T *dx, 
   if (cudaError_t e = runSegments(TieOp<T>{x, y, ties}, g, stream)) return e;
   const int64_t items = g.outputs * g.segments;
   if (g.columns)
-    shareTies<1, T><<<blocksFor(items), kThreads, 0, stream>>>(dy, x, y, dx, ties, g);
+    shareTies<1, T><<<blocksFor(items, kThreads, kMostBlocks), kThreads, 0, stream>>>(dy, x, y, dx, ties, g);
   else
-    shareTies<32, T><<<blocksFor(items * 32), kThreads, 0, stream>>>(dy, x, y, dx, ties, g);
+    shareTies<32, T><<<blocksFor(items * 32, kThreads, kMostBlocks), kThreads, 0, stream>>>(dy, x, y, dx, ties, g);
   return cudaGetLastError();
 }
 

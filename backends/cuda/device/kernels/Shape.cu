@@ -2,6 +2,7 @@
 // units of 1 to 16 bytes, with 32-bit index arithmetic where every index
 // fits and 64-bit otherwise.
 #include "backends/cuda/device/kernels/Shape.h"
+#include "backends/cuda/device/kernels/Common.cuh"
 
 #include <algorithm>
 
@@ -9,14 +10,10 @@ namespace dtnn::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 8192;
+// The most blocks of this family's kernels; their grid-stride loops cover the rest.
+constexpr int64_t kMostBlocks = 8192;
 // 32-bit indices when every index, plus a grid's stride, stays below 2^32.
 constexpr int64_t kMax32 = int64_t(1) << 31;
-
-unsigned blocksFor(int64_t n) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 // The widest unit (16, 8, 4, 2 or 1 bytes) dividing every value of `bits` (sizes and addresses
 // or'ed together).
@@ -139,7 +136,7 @@ template <typename V> struct CopyRowsAs {
   static cudaError_t run(const void *src, void *dst, const Rows &g, bool small, cudaStream_t stream) {
     auto *s = static_cast<const V *>(src);
     auto *d = static_cast<V *>(dst);
-    unsigned blocks = blocksFor(g.rows * g.width);
+    unsigned blocks = blocksFor(g.rows * g.width, kThreads, kMostBlocks);
     if (small)
       copyRows<V, uint32_t><<<blocks, kThreads, 0, stream>>>(s, d, g);
     else
@@ -152,7 +149,7 @@ template <typename V> struct PadRowsAs {
   static cudaError_t run(const void *src, void *dst, const Rows &g, bool small, cudaStream_t stream) {
     auto *s = static_cast<const V *>(src);
     auto *d = static_cast<V *>(dst);
-    unsigned blocks = blocksFor(g.rows * g.dstPitch);
+    unsigned blocks = blocksFor(g.rows * g.dstPitch, kThreads, kMostBlocks);
     if (small)
       padRows<V, uint32_t><<<blocks, kThreads, 0, stream>>>(s, d, g);
     else
@@ -166,9 +163,9 @@ template <typename V> struct GatherRowsAs {
     auto *s = static_cast<const V *>(src);
     auto *d = static_cast<V *>(dst);
     if (small)
-      gatherRows<V, uint32_t><<<blocksFor(g.total), kThreads, 0, stream>>>(s, d, g);
+      gatherRows<V, uint32_t><<<blocksFor(g.total, kThreads, kMostBlocks), kThreads, 0, stream>>>(s, d, g);
     else
-      gatherRows<V, uint64_t><<<blocksFor(g.total), kThreads, 0, stream>>>(s, d, g);
+      gatherRows<V, uint64_t><<<blocksFor(g.total, kThreads, kMostBlocks), kThreads, 0, stream>>>(s, d, g);
     return cudaGetLastError();
   }
 };
