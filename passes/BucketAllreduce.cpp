@@ -17,6 +17,10 @@
 //     `net=FILE`). A dynamic program over the boundaries minimises when the
 //     last reduction finishes, which is the communication that backward
 //     cannot hide; ties go to fewer buckets.
+// On several nodes (`nodes=N`, dividing P), each bucket also goes the faster
+// way the cost model finds: a flat ring over every rank, or hierarchically
+// (within each node, across the nodes, back within each node), which the
+// bucket's ops say as algorithm="hierarchical".
 // A merged pair becomes one start with every operand and one wait yielding
 // every result; buckets are numbered in order (`bucket=K`). Ops are then
 // reordered, stably, so that each use follows its wait.
@@ -63,18 +67,25 @@ public:
 
   Error setOption(const std::string &key, const std::string &value) override {
     int64_t v = 0;
+    if (key == "algorithm") {
+      if (value != "auto" && value != "flat" && value != "hierarchical")
+        return Error::make("bucket-allreduce: algorithm expects auto, flat or hierarchical, got '" +
+                           value + "'");
+      algorithm_ = value;
+      return Error::success();
+    }
     if (key == "net" || key == "profile") {
       if (value.empty()) return Error::make("bucket-allreduce: " + key + "= needs a file");
       (key == "net" ? netPath_ : profilePath_) = value;
       return Error::success();
     }
-    if (key != "bytes" && key != "ranks" && key != "batch")
+    if (key != "bytes" && key != "ranks" && key != "batch" && key != "nodes")
       return Pass::setOption(key, value);
     if (!parseInt(value, v) || v < (key == "bytes" ? 0 : 1))
       return Error::make("bucket-allreduce: " + key + " expects a " +
                          (key == "bytes" ? "non-negative" : "positive") + " integer, got '" +
                          value + "'");
-    (key == "bytes" ? bytes_ : key == "ranks" ? ranks_ : batch_) = v;
+    (key == "bytes" ? bytes_ : key == "ranks" ? ranks_ : key == "nodes" ? nodes_ : batch_) = v;
     return Error::success();
   }
 
@@ -83,6 +94,8 @@ public:
     auto add = [&](const std::string &kv) { s += (s.empty() ? "" : " ") + kv; };
     if (bytes_ >= 0) add("bytes=" + std::to_string(bytes_));
     if (ranks_ > 0) add("ranks=" + std::to_string(ranks_));
+    if (nodes_ > 1) add("nodes=" + std::to_string(nodes_));
+    if (algorithm_ != "auto") add("algorithm=" + algorithm_);
     if (batch_ > 0) add("batch=" + std::to_string(batch_));
     if (!netPath_.empty()) add("net=" + netPath_);
     if (!profilePath_.empty()) add("profile=" + profilePath_);
@@ -103,6 +116,8 @@ public:
       profile = std::move(*p);
     }
     int64_t ranks = ranks_ > 0 ? ranks_ : 2;
+    if (std::string bad = checkNodes(ranks, nodes_); !bad.empty())
+      return Error::make("bucket-allreduce: nodes=" + std::to_string(nodes_) + ": " + bad);
     int64_t batch = batch_;
     if (batch <= 0) {
       auto settings = ir::readRunSettings(m.trainConfig());
@@ -120,7 +135,7 @@ public:
       } else {
         times = estimateOpTimes(*g, batch);
       }
-      auto c = runOnGraph(*g, times, net, static_cast<int>(ranks));
+      auto c = runOnGraph(*g, times, net, static_cast<int>(ranks), static_cast<int>(nodes_));
       if (!c) return c.takeError();
       changed |= *c;
     }
@@ -190,9 +205,19 @@ private:
     return true;
   }
 
+  // Whether a bucket of `bytes` goes hierarchically (only on several nodes).
+  bool hierarchical(const NetModel &net, double bytes, int ranks, int nodes) const {
+    if (nodes <= 1 || algorithm_ == "flat") return false;
+    return algorithm_ == "hierarchical" || chooseAllreduce(net, bytes, ranks, nodes).hierarchical;
+  }
+  double reduceSeconds(const NetModel &net, double bytes, int ranks, int nodes) const {
+    return hierarchical(net, bytes, ranks, nodes) ? net.hierarchicalSeconds(bytes, ranks, nodes)
+                                                  : net.allreduceSeconds(bytes, ranks, nodes);
+  }
+
   // Bucket boundaries: the first item of each bucket.
   std::vector<size_t> boundaries(const std::vector<Item> &items, const NetModel &net,
-                                 int ranks) const {
+                                 int ranks, int nodes) const {
     size_t n = items.size();
     std::vector<size_t> starts;
     if (bytes_ >= 0) {
@@ -220,7 +245,7 @@ private:
       for (size_t j = i; j-- > 0;) { // bucket items[j..i-1]
         if (j + 1 < i && !joins(items, j, i - 1)) break;
         bytes += items[j].bytes;
-        double done = std::max(items[i - 1].ready, f[j]) + net.allreduceSeconds(bytes, ranks);
+        double done = std::max(items[i - 1].ready, f[j]) + reduceSeconds(net, bytes, ranks, nodes);
         // Equal within a nanosecond counts as a tie.
         if (done < f[i] - 1e-9 || (done <= f[i] + 1e-9 && cnt[j] + 1 < cnt[i])) {
           f[i] = done;
@@ -234,17 +259,20 @@ private:
   }
 
   Expected<bool> runOnGraph(ir::Graph &g, const std::vector<double> &times, const NetModel &net,
-                            int ranks) {
+                            int ranks, int nodes) {
     std::vector<Item> items = collect(g, times);
     if (items.empty()) return false;
-    std::vector<size_t> starts = boundaries(items, net, ranks);
+    std::vector<size_t> starts = boundaries(items, net, ranks, nodes);
+    int hierarchicalBuckets = 0;
     starts.push_back(items.size());
     std::set<const ir::Op *> erase;
     for (size_t b = 0; b + 1 < starts.size(); ++b) {
       size_t lo = starts[b], hi = starts[b + 1];
       std::vector<ir::Value *> operands;
       std::set<const ir::Op *> merged;
+      double bucketBytes = 0;
       for (size_t k = lo; k < hi; ++k) {
+        bucketBytes += items[k].bytes;
         for (ir::Value *v : items[k].pair.start->operands()) operands.push_back(v);
         merged.insert(items[k].pair.start);
         merged.insert(items[k].pair.wait);
@@ -272,6 +300,10 @@ private:
       ir::AttrMap attrs;
       attrs.set("op", items[lo].op);
       attrs.set("bucket", static_cast<int64_t>(b));
+      if (hierarchical(net, bucketBytes, ranks, nodes)) {
+        attrs.set("algorithm", std::string("hierarchical"));
+        ++hierarchicalBuckets;
+      }
       ir::Builder bld(g, items[lo].pair.start->loc());
       bld.setInsertPoint(pos);
       ir::Value *token = bld.create1("allreduce_start", operands, attrs);
@@ -296,12 +328,15 @@ private:
                 "@" + g.name() + ": " + std::to_string(items.size()) + " allreduces in " +
                     std::to_string(starts.size() - 1) + " buckets" +
                     (bytes_ >= 0 ? " of at most " + std::to_string(bytes_) + " bytes"
-                                 : " chosen for " + std::to_string(ranks_) + " ranks"));
+                                 : " chosen for " + std::to_string(ranks_) + " ranks") +
+                    (nodes > 1 ? " on " + std::to_string(nodes) + " nodes, " +
+                                     std::to_string(hierarchicalBuckets) + " of them hierarchical"
+                               : std::string()));
     return true;
   }
 
-  int64_t bytes_ = -1, ranks_ = 0, batch_ = 0;
-  std::string netPath_, profilePath_;
+  int64_t bytes_ = -1, ranks_ = 0, batch_ = 0, nodes_ = 1;
+  std::string netPath_, profilePath_, algorithm_ = "auto";
 };
 
 } // namespace

@@ -44,6 +44,8 @@ std::string trainPipeline(const DataParallelOptions &o) {
 std::string dataParallelPipeline(const DataParallelOptions &o) {
   if (o.ranks <= 1) return "";
   std::string bucket = "ranks=" + std::to_string(o.ranks);
+  if (o.nodes > 1) bucket += " nodes=" + std::to_string(o.nodes);
+  if (o.algorithm != "auto") bucket += " algorithm=" + o.algorithm;
   if (o.bucketBytes >= 0) bucket += " bytes=" + std::to_string(o.bucketBytes);
   if (o.localBatch > 0) bucket += " batch=" + std::to_string(o.localBatch);
   if (!o.netPath.empty()) bucket += " net=" + o.netPath;

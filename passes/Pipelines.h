@@ -25,6 +25,8 @@ const Pipeline *findPipeline(const std::string &name);
 // What makes a train step data-parallel.
 struct DataParallelOptions {
   int ranks = 1;
+  int nodes = 1;            // the nodes the ranks run on (buckets may go hierarchically)
+  std::string algorithm = "auto"; // buckets' algorithm: auto (the cost model), flat, hierarchical
   int64_t bucketBytes = -1; // a fixed bucket size; -1: the cost model
   std::string netPath;      // the network model (α, β); "": 100 Gb/s defaults
   std::string profilePath;  // measured op times; "": estimates

@@ -6,7 +6,7 @@
 namespace dtnn::passes {
 
 StepPrediction simulateStep(const ir::Graph &g, const std::vector<double> &times,
-                            const NetModel &net, int ranks) {
+                            const NetModel &net, int ranks, int nodes) {
   StepPrediction p;
   double now = 0, channelFree = 0;
   std::map<const ir::Value *, double> done; // token -> when its bucket is reduced
@@ -16,7 +16,9 @@ StepPrediction simulateStep(const ir::Graph &g, const std::vector<double> &times
       double bytes = 0;
       for (const ir::Value *v : op.operands())
         bytes += static_cast<double>(v->type().staticElements()) * ir::dtypeSize(v->type().dtype);
-      double cost = net.allreduceSeconds(bytes, ranks);
+      double cost = op.attrs().getString("algorithm") == "hierarchical"
+                        ? net.hierarchicalSeconds(bytes, ranks, nodes)
+                        : net.allreduceSeconds(bytes, ranks, nodes);
       double start = std::max(now, channelFree);
       channelFree = start + cost;
       done[op.result(0)] = channelFree;

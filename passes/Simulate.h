@@ -3,8 +3,9 @@
 // another on the compute queue, for their per-op times (measured by
 // `dtnn-run --op-profile-out`, or estimated); each allreduce_start hands its
 // bucket to one communication channel, where buckets go one at a time for
-// the α-β time of a ring allreduce over P ranks; each allreduce_wait holds
-// the compute queue until its bucket is done.
+// the α-β time of its algorithm (a ring over P ranks, or hierarchical over
+// N nodes); each allreduce_wait holds the compute queue until its bucket is
+// done.
 #pragma once
 
 #include "ir/IR.h"
@@ -23,8 +24,8 @@ struct StepPrediction {
 };
 
 // Plays graph `g` with per-op times `times` (one per op, collectives 0) on
-// `ranks` ranks of network `net`.
+// `ranks` ranks on `nodes` nodes of network `net`.
 StepPrediction simulateStep(const ir::Graph &g, const std::vector<double> &times,
-                            const NetModel &net, int ranks);
+                            const NetModel &net, int ranks, int nodes = 1);
 
 } // namespace dtnn::passes

@@ -1,10 +1,33 @@
 #include "runtime/Communicator.h"
 
 #include <cstring>
+#include <unistd.h>
 
 namespace dtnn::runtime {
 
 Communicator::~Communicator() = default;
+
+std::string Communicator::nodeName(int) const { return hostName(); }
+
+Expected<std::unique_ptr<Communicator>> Communicator::split(int, const std::string &what) {
+  return Error::make(what + ": this communicator cannot be split");
+}
+
+const char *algorithmName(Algorithm a) {
+  return a == Algorithm::Hierarchical ? "hierarchical" : "flat";
+}
+
+Expected<Algorithm> parseAlgorithm(const std::string &name) {
+  if (name == "flat") return Algorithm::Flat;
+  if (name == "hierarchical") return Algorithm::Hierarchical;
+  return Error::make("unknown allreduce algorithm '" + name + "' (flat or hierarchical)");
+}
+
+std::string hostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
+  return name;
+}
 
 namespace {
 
@@ -22,13 +45,17 @@ public:
   Expected<std::unique_ptr<Communicator>> duplicate() override {
     return std::unique_ptr<Communicator>(new LocalCommunicator);
   }
+  Expected<std::unique_ptr<Communicator>> split(int color, const std::string &) override {
+    if (color < 0) return std::unique_ptr<Communicator>();
+    return duplicate();
+  }
   Error allgather(const void *in, size_t bytes, void *out, const std::string &) override {
     if (bytes) std::memcpy(out, in, bytes);
     return Error::success();
   }
 
 protected:
-  Error reduce(void *, size_t, ir::DType, ReduceOp, const std::string &) override {
+  Error reduce(void *, size_t, ir::DType, ReduceOp, const std::string &, Algorithm) override {
     return Error::success();
   }
 };
@@ -38,6 +65,9 @@ public:
   explicit SkippingCommunicator(Communicator &real) : real_(real) {}
   int rank() const override { return real_.rank(); }
   int size() const override { return real_.size(); }
+  int nodeCount() const override { return real_.nodeCount(); }
+  int nodeOf(int rank) const override { return real_.nodeOf(rank); }
+  std::string nodeName(int rank) const override { return real_.nodeName(rank); }
   Error broadcast(void *, size_t, int, const std::string &) override { return Error::success(); }
   Error allgather(const void *in, size_t bytes, void *out, const std::string &what) override {
     return real_.allgather(in, bytes, out, what);
@@ -48,7 +78,7 @@ public:
   void abortJob(int status) override { real_.abortJob(status); }
 
 protected:
-  Error reduce(void *, size_t, ir::DType, ReduceOp, const std::string &) override {
+  Error reduce(void *, size_t, ir::DType, ReduceOp, const std::string &, Algorithm) override {
     return Error::success();
   }
 
@@ -59,9 +89,9 @@ private:
 } // namespace
 
 Error Communicator::allreduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
-                              const std::string &what, double factor) {
+                              const std::string &what, double factor, Algorithm algorithm) {
   if (Error e = scaleData(data, count, dtype, factor)) return e;
-  return reduce(data, count, dtype, op, what);
+  return reduce(data, count, dtype, op, what, algorithm);
 }
 
 Error Communicator::scaleData(void *data, size_t count, ir::DType dtype, double factor) {
@@ -79,14 +109,15 @@ Error Communicator::scaleData(void *data, size_t count, ir::DType dtype, double 
 
 Expected<uint64_t> Communicator::startAllreduce(void *data, size_t count, ir::DType dtype,
                                                ReduceOp op, const std::string &what,
-                                               double factor) {
+                                               double factor, Algorithm algorithm) {
   if (Error e = scaleData(data, count, dtype, factor)) return e;
-  return startReduce(data, count, dtype, op, what);
+  return startReduce(data, count, dtype, op, what, algorithm);
 }
 
 Expected<uint64_t> Communicator::startReduce(void *data, size_t count, ir::DType dtype,
-                                             ReduceOp op, const std::string &what) {
-  if (Error e = reduce(data, count, dtype, op, what)) return e;
+                                             ReduceOp op, const std::string &what,
+                                             Algorithm algorithm) {
+  if (Error e = reduce(data, count, dtype, op, what, algorithm)) return e;
   return uint64_t(0);
 }
 

@@ -76,6 +76,7 @@ StepProfile::StepProfile(const Plan &plan) : plan_(plan) {
         Comm c;
         int64_t b = step.op->attrs().getInt("bucket");
         c.name = b >= 0 ? "bucket " + std::to_string(b) : "allreduce " + std::to_string(comms_.size());
+        if (step.op->attrs().getString("algorithm") == "hierarchical") c.name += " hierarchical";
         c.bytes = operandBytes(plan, step);
         c.start = static_cast<int>(s);
         commOfToken[step.op->result(0)] = comms_.size();
@@ -230,12 +231,12 @@ std::string StepProfile::table() const {
   for (const Comm &c : comms_) waited += c.waited;
   std::snprintf(line, sizeof line,
                 "communication: %zu reductions, the compute queue waited %.3f ms a step for "
-                "them\n  %-20s %12s %12s %14s %10s\n",
+                "them\n  %-24s %12s %12s %14s %10s\n",
                 comms_.size(), 1e3 * waited / runs, "reduction", "bytes", "started ms",
                 "in flight ms", "waited ms");
   out += line;
   for (const Comm &c : comms_) {
-    std::snprintf(line, sizeof line, "  %-20s %12llu %12.3f %14.3f %10.3f\n", c.name.c_str(),
+    std::snprintf(line, sizeof line, "  %-24s %12llu %12.3f %14.3f %10.3f\n", c.name.c_str(),
                   static_cast<unsigned long long>(c.bytes), 1e3 * c.began / runs,
                   1e3 * c.took / runs, 1e3 * c.waited / runs);
     out += line;

@@ -88,6 +88,17 @@ if mpirun:
     config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     # Open MPI keeps its session files under TMPDIR; lit may leave it unset.
     config.environment["TMPDIR"] = os.environ.get("TMPDIR", "/tmp")
+# An emulated cluster (tools/netns-cluster.sh): network namespaces joined by shaped links, which
+# need root (or the capabilities to make namespaces) and iproute2; probed by making one.
+import subprocess
+
+if mpirun and all(shutil.which(t) for t in ("ip", "tc", "unshare")):
+    probe = "dtnn-probe-%d" % os.getpid()
+    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode == 0:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+        config.available_features.add("netns")
+config.substitutions.append(
+    ("%netns_cluster", os.path.join(config.dtnn_src_root, "tools", "netns-cluster.sh")))
 # For scripts whose multi-rank checks are optional: the launcher, or nothing.
 config.substitutions.insert(
     0, ("%mpirun_or_nothing", mpirun + " --oversubscribe --mca btl self,vader --bind-to none" if mpirun else ""))

@@ -50,6 +50,8 @@ public:
     const std::string &op = r.op.attrs().getString("op");
     mean_ = op == "mean" || op == "mean_deferred";
     deferred_ = op == "mean_deferred";
+    // The verifier checked the name.
+    if (auto a = runtime::parseAlgorithm(r.op.attrs().getString("algorithm"))) algorithm_ = *a;
     int64_t bucket = r.op.attrs().getInt("bucket");
     uint64_t bytes = 0;
     for (const auto &d : r.in) bytes += d.bytes;
@@ -77,7 +79,8 @@ public:
         count += in_[i].bytes / elem;
         end += in_[i].bytes;
       }
-      auto h = ctx.comm->startAllreduce(start, count, t, runtime::ReduceOp::Sum, what_, scale);
+      auto h = ctx.comm->startAllreduce(start, count, t, runtime::ReduceOp::Sum, what_, scale,
+                                        algorithm_);
       if (!h) return h.takeError();
       handles.push_back(*h);
     }
@@ -87,6 +90,7 @@ public:
 
 private:
   bool mean_ = true, deferred_ = false;
+  runtime::Algorithm algorithm_ = runtime::Algorithm::Flat;
   std::string what_;
 };
 

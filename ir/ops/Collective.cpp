@@ -16,6 +16,10 @@ Error checkReduction(InferCtx &ctx, const char *op) {
   if (kind != "sum" && kind != "mean" && kind != "mean_deferred")
     return ctx.fail(std::string(op) + " op must be \"sum\", \"mean\" or \"mean_deferred\", got \"" +
                     kind + "\"");
+  const std::string &algorithm = ctx.attrs.getString("algorithm");
+  if (algorithm != "flat" && algorithm != "hierarchical")
+    return ctx.fail(std::string(op) + " algorithm must be \"flat\" or \"hierarchical\", got \"" +
+                    algorithm + "\"");
   return Error::success();
 }
 
@@ -60,6 +64,10 @@ AttrSpec reduction() { return {"op", AttrKind::String, AttrValue(std::string("me
 // The bucket number bucket-allreduce gives a merged reduction (for profiles
 // and messages); -1: none.
 AttrSpec bucket() { return {"bucket", AttrKind::Int, AttrValue(int64_t(-1))}; }
+// How the reduction travels (runtime/Communicator.h): "flat", one ring over
+// every rank; "hierarchical", within each node, then across the nodes (one
+// rank a node), then back within each node. bucket-allreduce chooses.
+AttrSpec algorithm() { return {"algorithm", AttrKind::String, AttrValue(std::string("flat"))}; }
 
 } // namespace
 
@@ -68,10 +76,10 @@ void registerCollectiveOps(BuiltinOps &t) {
       .name = "allreduce_start",
       .summary = "Starts reducing its buffers over all ranks (\"sum\"; \"mean\": each rank's "
                  "scaled by its share of the batch first; \"mean_deferred\": by its share times "
-                 "the rank count, the division by the rank count left to the consumers); returns "
-                 "a token for allreduce_wait.",
+                 "the rank count, the division by the rank count left to the consumers), flat or "
+                 "hierarchically (\"algorithm\"); returns a token for allreduce_wait.",
       .operands = {{"x", OperandSpec::Variadic}},
-      .attrs = {reduction(), bucket()},
+      .attrs = {reduction(), bucket(), algorithm()},
       .fusion = FusionClass::Opaque,
       .collective = true,
       .inferShape = inferStart,
@@ -83,7 +91,7 @@ void registerCollectiveOps(BuiltinOps &t) {
       .summary = "Waits for the allreduce_start of its token and yields the reduced buffers, "
                  "written in place.",
       .operands = {{"token"}, {"x", OperandSpec::Variadic, Effect::Write}},
-      .attrs = {reduction(), bucket()},
+      .attrs = {reduction(), bucket(), algorithm()},
       .numResults = 0,
       .fusion = FusionClass::Opaque,
       .collective = true,

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -76,20 +78,136 @@ Expected<MPI_Datatype> mpiType(ir::DType t) {
   }
 }
 
+// Where the ranks of a communicator run: this rank, and per rank the name
+// of its node (the name the machine gives itself); nodes are numbered in the
+// order of their first ranks.
+struct Topology {
+  int rank = 0;
+  std::vector<std::string> rankNodes;
+  std::vector<int> nodeOf;
+  std::vector<std::string> nodeNames;
+  int size() const { return static_cast<int>(rankNodes.size()); }
+  // Numbers the nodes of rankNodes.
+  void number() {
+    nodeOf.clear();
+    nodeNames.clear();
+    for (const std::string &n : rankNodes) {
+      auto it = std::find(nodeNames.begin(), nodeNames.end(), n);
+      nodeOf.push_back(static_cast<int>(it - nodeNames.begin()));
+      if (it == nodeNames.end()) nodeNames.push_back(n);
+    }
+  }
+  // Whether no lower rank shares this rank's node.
+  bool firstOnNode() const {
+    for (int r = 0; r < rank; ++r)
+      if (nodeOf[static_cast<size_t>(r)] == nodeOf[static_cast<size_t>(rank)]) return false;
+    return true;
+  }
+};
+
+// The world's topology, from the names the ranks give their machines
+// (MPI_Get_processor_name: the host name).
+Expected<Topology> findNodes(int rank, int size) {
+  char mine[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(mine, &len);
+  std::vector<char> all(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  if (int rc = MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                             MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
+      rc != MPI_SUCCESS)
+    return Error::make("finding the ranks' nodes failed: " + mpiError(rc));
+  Topology t;
+  t.rank = rank;
+  for (int r = 0; r < size; ++r) {
+    const char *name = all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+    t.rankNodes.emplace_back(name, strnlen(name, MPI_MAX_PROCESSOR_NAME));
+  }
+  t.number();
+  return t;
+}
+
+// One channel: its communicator, and for hierarchical reductions on several
+// nodes, its ranks of this node and (on a node's first rank) the first
+// ranks of all nodes.
+struct Channel {
+  MPI_Comm all = MPI_COMM_NULL, node = MPI_COMM_NULL, leaders = MPI_COMM_NULL,
+           nodeBcast = MPI_COMM_NULL;
+};
+
 class MpiCommunicator final : public Communicator {
 public:
-  MpiCommunicator(std::shared_ptr<MpiWorld> world, MPI_Comm comm)
-      : world_(std::move(world)), comm_(comm) {}
-  ~MpiCommunicator() override { MPI_Comm_free(&comm_); }
-  int rank() const override { return world_->rank; }
-  int size() const override { return world_->size; }
+  MpiCommunicator(std::shared_ptr<MpiWorld> world, Topology topo, Channel channel)
+      : world_(std::move(world)), topo_(std::move(topo)), ch_(channel) {
+    // Hierarchical reductions move on between kernels, in waits, and on the
+    // watchdog's ticks.
+    if (ch_.node != MPI_COMM_NULL) world_->watchdog->onTick(this, [this] { progress(); });
+  }
+  ~MpiCommunicator() override {
+    if (ch_.node != MPI_COMM_NULL) world_->watchdog->onTick(this, {});
+    for (MPI_Comm *c : {&ch_.nodeBcast, &ch_.leaders, &ch_.node, &ch_.all})
+      if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+  }
+  int rank() const override { return topo_.rank; }
+  int size() const override { return topo_.size(); }
+  int nodeCount() const override { return static_cast<int>(topo_.nodeNames.size()); }
+  int nodeOf(int rank) const override { return topo_.nodeOf.at(static_cast<size_t>(rank)); }
+  std::string nodeName(int rank) const override {
+    return topo_.rankNodes.at(static_cast<size_t>(rank));
+  }
+
+  // A channel over the ranks of `base`, whose topology is `t` (a collective
+  // call on every rank of base).
+  static Expected<Channel> makeChannel(const Topology &t, MPI_Comm base) {
+    Channel c;
+    if (int rc = MPI_Comm_dup(base, &c.all); rc != MPI_SUCCESS)
+      return Error::make("MPI_Comm_dup failed: " + mpiError(rc));
+    if (t.nodeNames.size() == 1) return c;
+    if (int rc = MPI_Comm_split(c.all, t.nodeOf[static_cast<size_t>(t.rank)], t.rank, &c.node);
+        rc != MPI_SUCCESS)
+      return Error::make("MPI_Comm_split failed: " + mpiError(rc));
+    if (int rc = MPI_Comm_dup(c.node, &c.nodeBcast); rc != MPI_SUCCESS)
+      return Error::make("MPI_Comm_dup failed: " + mpiError(rc));
+    if (int rc = MPI_Comm_split(c.all, t.firstOnNode() ? 0 : MPI_UNDEFINED, t.rank, &c.leaders);
+        rc != MPI_SUCCESS)
+      return Error::make("MPI_Comm_split failed: " + mpiError(rc));
+    return c;
+  }
+
+  Expected<std::unique_ptr<Communicator>> split(int color, const std::string &what) override {
+    Watchdog::Scope scope(*world_->watchdog, what);
+    MPI_Comm sub;
+    if (int rc = MPI_Comm_split(ch_.all, color < 0 ? MPI_UNDEFINED : color, topo_.rank, &sub);
+        rc != MPI_SUCCESS)
+      return fail(what, rc);
+    if (sub == MPI_COMM_NULL) return std::unique_ptr<Communicator>();
+    // The new communicator's ranks, as ranks of this one, give its topology.
+    int n = 0, me = 0;
+    MPI_Comm_size(sub, &n);
+    MPI_Comm_rank(sub, &me);
+    std::vector<int> mine(static_cast<size_t>(n)), ours(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) mine[static_cast<size_t>(i)] = i;
+    MPI_Group g, gs;
+    MPI_Comm_group(ch_.all, &g);
+    MPI_Comm_group(sub, &gs);
+    MPI_Group_translate_ranks(gs, n, mine.data(), g, ours.data());
+    MPI_Group_free(&gs);
+    MPI_Group_free(&g);
+    Topology t;
+    t.rank = me;
+    for (int r : ours) t.rankNodes.push_back(topo_.rankNodes.at(static_cast<size_t>(r)));
+    t.number();
+    auto c = makeChannel(t, sub);
+    MPI_Comm_free(&sub);
+    if (!c) return c.takeError();
+    return std::unique_ptr<Communicator>(new MpiCommunicator(world_, std::move(t), *c));
+  }
 
   Error broadcast(void *data, size_t bytes, int root, const std::string &what) override {
     Watchdog::Scope scope(*world_->watchdog, what);
     auto *p = static_cast<char *>(data);
     for (size_t done = 0; done < bytes;) {
       int n = static_cast<int>(std::min<size_t>(bytes - done, INT_MAX));
-      if (int rc = MPI_Bcast(p + done, n, MPI_BYTE, root, comm_); rc != MPI_SUCCESS)
+      if (int rc = MPI_Bcast(p + done, n, MPI_BYTE, root, ch_.all); rc != MPI_SUCCESS)
         return fail(what, rc);
       done += static_cast<size_t>(n);
     }
@@ -100,15 +218,15 @@ public:
     if (bytes > INT_MAX) return Error::make(what + ": " + std::to_string(bytes) + " bytes is too many to gather");
     Watchdog::Scope scope(*world_->watchdog, what);
     int rc = MPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes),
-                           MPI_BYTE, comm_);
+                           MPI_BYTE, ch_.all);
     return rc == MPI_SUCCESS ? Error::success() : fail(what, rc);
   }
 
   Expected<std::unique_ptr<Communicator>> duplicate() override {
-    MPI_Comm dup;
     Watchdog::Scope scope(*world_->watchdog, "creating a communication channel");
-    if (int rc = MPI_Comm_dup(comm_, &dup); rc != MPI_SUCCESS) return fail("MPI_Comm_dup", rc);
-    return std::unique_ptr<Communicator>(new MpiCommunicator(world_, dup));
+    auto c = makeChannel(topo_, ch_.all);
+    if (!c) return c.takeError();
+    return std::unique_ptr<Communicator>(new MpiCommunicator(world_, topo_, *c));
   }
 
   void abortJob(int status) override {
@@ -118,79 +236,76 @@ public:
   }
 
 protected:
-  Error reduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
-               const std::string &what) override {
-    auto h = startReduce(data, count, dtype, op, what);
+  Error reduce(void *data, size_t count, ir::DType dtype, ReduceOp op, const std::string &what,
+               Algorithm algorithm) override {
+    auto h = startReduce(data, count, dtype, op, what, algorithm);
     if (!h) return h.takeError();
     return waitAllreduce(*h);
   }
 
-  // MPI_Iallreduce, in pieces of at most INT_MAX elements.
+  // Posts the first stage at once: MPI_Iallreduce (flat), or MPI_Ireduce
+  // within the node (hierarchical, on several nodes).
   Expected<uint64_t> startReduce(void *data, size_t count, ir::DType dtype, ReduceOp op,
-                                 const std::string &what) override {
+                                 const std::string &what, Algorithm algorithm) override {
     auto type = mpiType(dtype);
     if (!type) return type.takeError();
-    MPI_Op mop = op == ReduceOp::Max ? MPI_MAX : MPI_SUM;
     Pending p;
     p.what = what;
-    auto *bytes = static_cast<char *>(data);
-    size_t elem = ir::dtypeSize(dtype);
-    for (size_t done = 0; done < count;) {
-      int n = static_cast<int>(std::min<size_t>(count - done, INT_MAX));
-      MPI_Request req;
-      if (int rc = MPI_Iallreduce(MPI_IN_PLACE, bytes + done * elem, n, *type, mop, comm_, &req);
-          rc != MPI_SUCCESS)
-        return fail(what, rc);
-      p.requests.push_back(req);
-      done += static_cast<size_t>(n);
-    }
+    p.data = static_cast<char *>(data);
+    p.count = count;
+    p.elem = ir::dtypeSize(dtype);
+    p.type = *type;
+    p.op = op == ReduceOp::Max ? MPI_MAX : MPI_SUM;
+    p.hierarchical = algorithm == Algorithm::Hierarchical && ch_.node != MPI_COMM_NULL;
+    p.stages = p.hierarchical ? std::vector<Stage>{Stage::NodeReduce, Stage::LeadersAllreduce,
+                                                   Stage::NodeBroadcast}
+                              : std::vector<Stage>{Stage::Allreduce};
     std::lock_guard<std::mutex> lock(mutex_);
     uint64_t id = nextId_++;
     pending_[id] = std::move(p);
     world_->watchdog->inFlight(+1);
+    advanceAll();
+    if (Error e = std::move(pending_[id].error)) {
+      pending_.erase(id);
+      world_->watchdog->inFlight(-1);
+      return e;
+    }
     return id;
   }
 
 public:
-  // Tests until done, yielding the core between tests: a rank often has one
-  // core, which its other threads need while the other ranks catch up (a
-  // blocking MPI_Wait would spin on it). Only the wait counts against the
-  // timeout: the time between start and wait is the rank's own compute.
+  // Advances every reduction until this one is done, yielding the core
+  // between tests: a rank often has one core, which its other threads need
+  // while the other ranks catch up (a blocking MPI_Wait would spin on it).
+  // Only the wait counts against the timeout: the time between start and
+  // wait is the rank's own compute.
   Error waitAllreduce(uint64_t id) override {
-    Pending p;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = pending_.find(id);
-      if (it == pending_.end()) return Error::success();
-      p = std::move(it->second);
-      pending_.erase(it);
-    }
     Error result;
     {
-      Watchdog::Scope scope(*world_->watchdog, p.what);
-      for (int flag = 0;;) {
-        int rc = MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &flag,
-                             MPI_STATUSES_IGNORE);
-        if (rc != MPI_SUCCESS) {
-          result = fail(p.what, rc);
-          break;
-        }
-        if (flag) break;
+      std::unique_lock<std::mutex> lock(mutex_);
+      auto it = pending_.find(id);
+      if (it == pending_.end()) return Error::success();
+      Watchdog::Scope scope(*world_->watchdog, it->second.what);
+      for (;;) {
+        advanceAll();
+        it = pending_.find(id);
+        if (it->second.error || it->second.next == it->second.stages.size()) break;
+        lock.unlock();
         sched_yield();
+        lock.lock();
       }
+      result = std::move(it->second.error);
+      pending_.erase(it);
     }
     world_->watchdog->inFlight(-1);
     return result;
   }
 
-  // One test drives Open MPI's progress engine for every pending request.
+  // One test drives Open MPI's progress engine for every pending request,
+  // and moves hierarchical reductions on to their next stages.
   void progress() override {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (pending_.empty()) return;
-    Pending &p = pending_.begin()->second;
-    int flag = 0;
-    MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &flag,
-                MPI_STATUSES_IGNORE);
+    advanceAll();
   }
 
 private:
@@ -198,12 +313,94 @@ private:
     return Error::make(what + " failed: " + mpiError(rc));
   }
 
+  // Each stage of a hierarchical reduction has a communicator of its own
+  // (node, leaders, nodeBcast), on which every rank posts the stage of each
+  // reduction in the order the reductions started, as MPI requires of
+  // collectives on one communicator.
+  enum class Stage { Allreduce, NodeReduce, LeadersAllreduce, NodeBroadcast };
   struct Pending {
-    std::vector<MPI_Request> requests;
     std::string what;
+    char *data = nullptr;
+    size_t count = 0, elem = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_SUM;
+    bool hierarchical = false;
+    std::vector<Stage> stages;
+    size_t next = 0;     // the stage in progress (stages.size(): done)
+    bool posted = false; // whether its requests are posted
+    std::vector<MPI_Request> requests;
+    Error error;         // what failed, for the wait
+    // Stages posted or done.
+    size_t front() const { return next + (posted ? 1 : 0); }
   };
+
+  // Moves every reduction on, in the order they started: tests the posted
+  // stages, and posts a reduction's next stage once every reduction started
+  // before it (of its kind) has posted that stage.
+  void advanceAll() {
+    size_t limit[2] = {SIZE_MAX, SIZE_MAX}; // flat, hierarchical: the stages all earlier posted
+    for (auto &[id, p] : pending_) {
+      size_t &lim = limit[p.hierarchical ? 1 : 0];
+      while (!p.error && p.next < p.stages.size()) {
+        if (!p.posted) {
+          if (p.next >= lim) break;
+          p.error = postStage(p);
+          p.posted = true;
+          continue;
+        }
+        int flag = 0;
+        if (int rc = MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &flag,
+                                 MPI_STATUSES_IGNORE);
+            rc != MPI_SUCCESS)
+          p.error = fail(p.what, rc);
+        if (!flag) break;
+        p.requests.clear();
+        p.posted = false;
+        ++p.next;
+      }
+      lim = std::min(lim, p.error ? p.stages.size() : p.front());
+    }
+  }
+
+  // Posts the requests of p's current stage, in pieces of at most INT_MAX
+  // elements (none where this rank takes no part: a node's other ranks in
+  // LeadersAllreduce).
+  Error postStage(Pending &p) {
+    Stage stage = p.stages[p.next];
+    if (stage == Stage::LeadersAllreduce && ch_.leaders == MPI_COMM_NULL) return Error::success();
+    int nodeRank = 0;
+    if (stage == Stage::NodeReduce) MPI_Comm_rank(ch_.node, &nodeRank);
+    bool root = nodeRank == 0;
+    for (size_t done = 0; done < p.count;) {
+      int n = static_cast<int>(std::min<size_t>(p.count - done, INT_MAX));
+      char *at = p.data + done * p.elem;
+      MPI_Request req;
+      int rc = MPI_SUCCESS;
+      switch (stage) {
+      case Stage::Allreduce:
+        rc = MPI_Iallreduce(MPI_IN_PLACE, at, n, p.type, p.op, ch_.all, &req);
+        break;
+      case Stage::NodeReduce:
+        rc = MPI_Ireduce(root ? MPI_IN_PLACE : at, root ? at : nullptr, n, p.type, p.op, 0,
+                         ch_.node, &req);
+        break;
+      case Stage::LeadersAllreduce:
+        rc = MPI_Iallreduce(MPI_IN_PLACE, at, n, p.type, p.op, ch_.leaders, &req);
+        break;
+      case Stage::NodeBroadcast:
+        rc = MPI_Ibcast(at, n, p.type, 0, ch_.nodeBcast, &req);
+        break;
+      }
+      if (rc != MPI_SUCCESS) return fail(p.what, rc);
+      p.requests.push_back(req);
+      done += static_cast<size_t>(n);
+    }
+    return Error::success();
+  }
+
   std::shared_ptr<MpiWorld> world_;
-  MPI_Comm comm_;
+  Topology topo_;
+  Channel ch_;
   std::mutex mutex_;
   std::map<uint64_t, Pending> pending_;
   uint64_t nextId_ = 1;
@@ -237,12 +434,17 @@ Expected<std::unique_ptr<Communicator>> makeMpiCommunicator(const MpiOptions &op
   if (provided < MPI_THREAD_MULTIPLE)
     return Error::make("this MPI library does not support MPI_THREAD_MULTIPLE, which dtnn needs "
                        "(reductions run on their own thread)");
-  MPI_Comm control, data;
+  auto topo = findNodes(world->rank, world->size);
+  if (!topo) return topo.takeError();
+  MPI_Comm control;
   MPI_Comm_dup(MPI_COMM_WORLD, &control);
-  MPI_Comm_dup(MPI_COMM_WORLD, &data);
-  world->watchdog = std::make_unique<Watchdog>(control, world->rank, world->size,
-                                               opts.timeoutSeconds, opts.progressSeconds);
-  return std::unique_ptr<Communicator>(new MpiCommunicator(world, data));
+  auto data = MpiCommunicator::makeChannel(*topo, MPI_COMM_WORLD);
+  if (!data) return data.takeError();
+  world->watchdog = std::make_unique<Watchdog>(
+      control, world->rank, world->size,
+      topo->nodeNames.size() > 1 ? topo->rankNodes : std::vector<std::string>(),
+      opts.timeoutSeconds, opts.progressSeconds);
+  return std::unique_ptr<Communicator>(new MpiCommunicator(world, std::move(*topo), *data));
 }
 
 } // namespace dtnn::runtime

@@ -31,9 +31,10 @@ std::string seconds(double s) {
 
 } // namespace
 
-Watchdog::Watchdog(MPI_Comm control, int rank, int size, double timeoutSeconds,
-                   double progressSeconds)
-    : control_(control), rank_(rank), size_(size), timeout_(timeoutSeconds),
+Watchdog::Watchdog(MPI_Comm control, int rank, int size, std::vector<std::string> rankNodes,
+                   double timeoutSeconds, double progressSeconds)
+    : control_(control), rank_(rank), size_(size), rankNodes_(std::move(rankNodes)),
+      timeout_(timeoutSeconds),
       busyTick_(progressSeconds > 0 ? std::chrono::microseconds(std::max<int64_t>(
                                           1, static_cast<int64_t>(progressSeconds * 1e6)))
                                     : std::chrono::microseconds(kIdleBusyTick)) {
@@ -102,9 +103,21 @@ void Watchdog::serve() {
   MPI_Irecv(&questionBuf_, 1, MPI_INT, MPI_ANY_SOURCE, kQuestionTag, control_, &question_);
 }
 
+void Watchdog::onTick(const void *key, std::function<void()> advance) {
+  std::lock_guard<std::mutex> lock(tickMutex_);
+  if (advance)
+    ticks_[key] = std::move(advance);
+  else
+    ticks_.erase(key);
+}
+
 void Watchdog::loop() {
   while (!stop_) {
     std::this_thread::sleep_for(started_ > 0 ? busyTick_ : std::chrono::microseconds(kTick));
+    if (started_ > 0) {
+      std::lock_guard<std::mutex> lock(tickMutex_);
+      for (auto &[key, advance] : ticks_) advance();
+    }
     serve();
     double now = monotonicSeconds();
     InFlight late;
@@ -160,9 +173,15 @@ void Watchdog::expire(const InFlight &late, double now) {
     std::this_thread::sleep_for(kTick);
   }
   std::string silent, others, slow;
+  std::vector<std::string> silentNodes; // the nodes of the silent ranks, in order
   for (size_t i = 0; i < peers.size(); ++i) {
     if (!answered[i]) {
       silent += (silent.empty() ? "" : ", ") + std::to_string(peers[i]);
+      if (!rankNodes_.empty()) {
+        const std::string &n = rankNodes_[static_cast<size_t>(peers[i])];
+        if (std::find(silentNodes.begin(), silentNodes.end(), n) == silentNodes.end())
+          silentNodes.push_back(n);
+      }
       continue;
     }
     bufs[peers[i]].back() = '\0';
@@ -180,12 +199,19 @@ void Watchdog::expire(const InFlight &late, double now) {
     }
     return;
   }
+  std::string where; // on several nodes: the nodes of the ranks that did not answer
+  if (!silentNodes.empty()) where = silentNodes.size() == 1 ? " on node " : " on nodes ";
+  for (size_t i = 0; i < silentNodes.size(); ++i)
+    where += (i == 0 ? "" : i + 1 == silentNodes.size() ? " and " : ", ") + silentNodes[i];
   std::string msg = "dtnn-run: rank " + std::to_string(rank_) + ": error: '" + late.what +
                     "' has waited " + seconds(now - late.since) + " for the other ranks (--comm-timeout " +
                     seconds(timeout_) + "); ";
   msg += silent.empty() ? std::string("every rank answers, so the job is stuck")
                         : (silent.find(',') == std::string::npos ? "rank " : "ranks ") + silent +
-                              " did not answer (stopped, hung or dead)";
+                              where +
+                              (where.empty() ? " did not answer (stopped, hung or dead)"
+                                             : " did not answer (stopped, hung or dead, or the "
+                                               "network to them is down)");
   msg += others + "; ending the job\n";
   std::cout << std::flush;
   std::cerr << msg << std::flush;

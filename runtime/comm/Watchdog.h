@@ -14,10 +14,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace dtnn::runtime {
 
@@ -25,7 +27,10 @@ class Watchdog {
 public:
   // progressSeconds: the tick while reductions are in flight (0: 100 ms;
   // messages then move mostly between kernels).
-  Watchdog(MPI_Comm control, int rank, int size, double timeoutSeconds, double progressSeconds);
+  // rankNodes: on several nodes, each rank's node name, for messages (empty
+  // on one node).
+  Watchdog(MPI_Comm control, int rank, int size, std::vector<std::string> rankNodes,
+           double timeoutSeconds, double progressSeconds);
   ~Watchdog();
 
   // Registers a collective for as long as it lives.
@@ -46,6 +51,11 @@ public:
   // call advances their messages even while the compute thread is inside a
   // kernel.
   void inFlight(int delta) { started_ += delta; }
+
+  // Registers `advance` (under `key`; an empty function removes it) to be
+  // called on each tick while reductions are in flight: a communicator's
+  // hierarchical reductions move on to their next stage there.
+  void onTick(const void *key, std::function<void()> advance);
 
 private:
   struct InFlight {
@@ -69,6 +79,7 @@ private:
 
   MPI_Comm control_;
   int rank_, size_;
+  std::vector<std::string> rankNodes_;
   double timeout_;
   std::chrono::microseconds busyTick_;
   std::mutex mutex_;
@@ -76,6 +87,8 @@ private:
   int nextId_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> started_{0};
+  std::mutex tickMutex_; // guards ticks_; never held with mutex_
+  std::map<const void *, std::function<void()>> ticks_;
   // Per rank, the progress of its declared work last seen and when it grew.
   std::map<int, std::pair<uint64_t, double>> progress_;
   std::string lastNote_; // the last "waiting for slow work" note printed

@@ -63,8 +63,13 @@ Error DeterministicStep::exactMean(const std::vector<std::vector<Tensor>> &value
       for (size_t i = 0, n = at[t + 1] - at[t]; i < n; ++i)
         q[i] += toFixed(static_cast<double>(p[i]) * scale[t]);
     }
+  // Integer sums are exact in any order, so on nodes of several ranks the
+  // reduction may cross the network once a node (hierarchically).
+  Algorithm algorithm = comm_.nodeCount() > 1 && comm_.size() > comm_.nodeCount()
+                            ? Algorithm::Hierarchical
+                            : Algorithm::Flat;
   if (Error e = comm_.allreduce(fixed_.data(), fixed_.size(), ir::DType::I64, ReduceOp::Sum,
-                                "summing in fixed point"))
+                                "summing in fixed point", 1, algorithm))
     return e;
   mean.resize(tensors);
   for (size_t t = 0; t < tensors; ++t) {

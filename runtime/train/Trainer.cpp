@@ -228,6 +228,7 @@ RunStatus Session::trainEpochs() {
                 "settings and data (or its metadata was changed)");
   out_ << "training " << fwd_->name() << " on " << data_.description;
   if (ranks() > 1) out_ << " with " << ranks() << " ranks";
+  if (comm_.nodeCount() > 1) out_ << " on " << comm_.nodeCount() << " nodes";
   if (!valIdx_.empty())
     out_ << " (" << valIdx_.size() << " training " << data_.train.noun
          << " held out for validation)";

@@ -34,13 +34,13 @@ public:
   Error waitAllreduce(uint64_t h) override { return to_.waitAllreduce(h); }
 
 protected:
-  Error reduce(void *d, size_t n, ir::DType t, runtime::ReduceOp op,
-               const std::string &w) override {
-    return to_.allreduce(d, n, t, op, w);
+  Error reduce(void *d, size_t n, ir::DType t, runtime::ReduceOp op, const std::string &w,
+               runtime::Algorithm a) override {
+    return to_.allreduce(d, n, t, op, w, 1, a);
   }
   Expected<uint64_t> startReduce(void *d, size_t n, ir::DType t, runtime::ReduceOp op,
-                                 const std::string &w) override {
-    return to_.startAllreduce(d, n, t, op, w);
+                                 const std::string &w, runtime::Algorithm a) override {
+    return to_.startAllreduce(d, n, t, op, w, 1, a);
   }
 
 private:
@@ -75,11 +75,12 @@ public:
   }
 
 protected:
-  Error reduce(void *, size_t, ir::DType, runtime::ReduceOp, const std::string &) override {
+  Error reduce(void *, size_t, ir::DType, runtime::ReduceOp, const std::string &,
+               runtime::Algorithm) override {
     return Error::make("not used");
   }
   Expected<uint64_t> startReduce(void *, size_t count, ir::DType, runtime::ReduceOp,
-                                 const std::string &) override {
+                                 const std::string &, runtime::Algorithm) override {
     start = runtime::monotonicSeconds();
     elements += count;
     ++calls;
@@ -219,7 +220,8 @@ TEST(Async, StagedInputsAreUsedInOrder) {
 // stays usable.
 class FailingCommunicator : public TestCommunicator {
 protected:
-  Error reduce(void *, size_t, ir::DType, runtime::ReduceOp, const std::string &) override {
+  Error reduce(void *, size_t, ir::DType, runtime::ReduceOp, const std::string &,
+               runtime::Algorithm) override {
     return Error::make("rank 1 is gone");
   }
 };

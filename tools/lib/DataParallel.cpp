@@ -13,6 +13,8 @@ const std::vector<OptionSpec> kDataParallelOptions = {
      false, Agree::Presence},
     {"sync-bn", "", "batch norm over the global batch: statistics reduced over the ranks", false,
      Agree::Value},
+    {"allreduce", "ALGO", "on several nodes, how buckets are reduced: auto (the cost model "
+                          "chooses, the default), flat or hierarchical", false, Agree::Value},
 };
 
 Error readDataParallelOptions(const ParsedArgs &args, passes::DataParallelOptions &o) {
@@ -31,6 +33,12 @@ Error readDataParallelOptions(const ParsedArgs &args, passes::DataParallelOption
     return Error::make("--net: the file name may not contain spaces or braces");
   if (args.has("op-profile") && args.get("op-profile").find_first_of(" {}") != std::string::npos)
     return Error::make("--op-profile: the file name may not contain spaces or braces");
+  if (args.has("allreduce")) {
+    const std::string a = args.get("allreduce");
+    if (a != "auto" && a != "flat" && a != "hierarchical")
+      return Error::make("--allreduce expects auto, flat or hierarchical, got '" + a + "'");
+    o.algorithm = a;
+  }
   o.syncBatchNorm = args.has("sync-bn");
   o.netPath = args.get("net");
   o.profilePath = args.get("op-profile");

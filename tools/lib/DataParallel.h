@@ -11,7 +11,7 @@
 
 namespace dtnn::cli {
 
-// --net, --bucket-bytes, --op-profile (read) and --sync-bn.
+// --net, --bucket-bytes, --op-profile (read), --sync-bn and --allreduce.
 extern const std::vector<OptionSpec> kDataParallelOptions;
 
 // Reads those options into `o` (ranks stays as given); fails with a usage

@@ -145,20 +145,12 @@ std::vector<cli::OptionSpec> options() {
   return all;
 }
 
-// Measures the network of the job's ranks and writes the model to `path`.
-int calibrate(runtime::Communicator &comm, const std::string &path) {
-  if (comm.size() < 2) {
-    std::cerr << "dtnn-run: error: --calibrate measures the network between ranks; run it "
-                 "under mpirun with two or more\n";
-    return kUsageError;
-  }
+// Times allreduces on `comm` and fits the α-β model to them; `table` gets
+// the measurements, a line each.
+Expected<passes::NetModel> measureLink(runtime::Communicator &comm, std::string &table) {
   auto t = runtime::timeAllreduces(comm, 16 << 20, 10);
-  if (!t) {
-    std::cerr << ("dtnn-run: error: " + t.error().message() + "\n");
-    return kInputError;
-  }
+  if (!t) return t.takeError();
   std::vector<double> bytes, secs;
-  std::string table;
   for (const auto &x : *t) {
     bytes.push_back(x.bytes);
     secs.push_back(x.seconds);
@@ -167,14 +159,66 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
                   1e6 * x.seconds, x.bytes / x.seconds / 1e9);
     table += line;
   }
-  auto net = passes::fitNetModel(bytes, secs, comm.size());
+  return passes::fitNetModel(bytes, secs, comm.size());
+}
+
+// On several nodes: the link between nodes measured by one rank a node, and
+// the link within a node by the ranks of each node at once (when a node has
+// two or more), both reported by rank 0.
+Expected<passes::NetModel> measureNodes(runtime::Communicator &comm, std::string &table) {
+  bool first = true;
+  for (int r = 0; r < comm.rank(); ++r) first = first && comm.nodeOf(r) != comm.nodeOf(comm.rank());
+  auto node = comm.split(comm.nodeOf(comm.rank()), "calibration");
+  if (!node) return node.takeError();
+  passes::NetModel within;
+  bool hasWithin = (*node)->size() > 1;
+  std::string nodeTable;
+  if (hasWithin) {
+    auto w = measureLink(**node, nodeTable);
+    if (!w) return w.takeError();
+    within = *w;
+  }
+  auto leaders = comm.split(first ? 0 : -1, "calibration");
+  if (!leaders) return leaders.takeError();
+  passes::NetModel net;
+  if (*leaders) {
+    auto n = measureLink(**leaders, table);
+    if (!n) return n.takeError();
+    net = *n;
+  }
+  // Rank 0 leads node 0; the others wait for it here.
+  float token = 0;
+  if (Error e = comm.allreduce(&token, 1, ir::DType::F32, runtime::ReduceOp::Sum, "calibration"))
+    return e;
+  if (hasWithin) {
+    net.nodeAlpha = within.alpha;
+    net.nodeBeta = within.beta;
+    net.hasNodeLink = true;
+    table = "between nodes (one rank a node):\n" + table + "within node " +
+            comm.nodeName(0) + " (" + std::to_string((*node)->size()) + " ranks):\n" + nodeTable;
+  }
+  return net;
+}
+
+// Measures the network of the job's ranks and writes the model to `path`.
+int calibrate(runtime::Communicator &comm, const std::string &path) {
+  if (comm.size() < 2) {
+    std::cerr << "dtnn-run: error: --calibrate measures the network between ranks; run it "
+                 "under mpirun with two or more\n";
+    return kUsageError;
+  }
+  std::string table;
+  auto net = comm.nodeCount() > 1 ? measureNodes(comm, table) : measureLink(comm, table);
   if (!net) {
     std::cerr << ("dtnn-run: error: " + net.error().message() + "\n");
     return kInputError;
   }
   if (comm.rank() != 0) return kOk;
-  std::string comment = "measured by dtnn-run --calibrate on " + std::to_string(comm.size()) +
-                        " ranks (fastest of 10 allreduces per size):\n#" +
+  std::string where = std::to_string(comm.size()) + " ranks" +
+                      (comm.nodeCount() > 1 ? " on " + std::to_string(comm.nodeCount()) + " nodes"
+                                            : std::string());
+  std::string comment = "measured by dtnn-run --calibrate on " + where +
+                        " (fastest of 10 allreduces per size):\n#" +
                         table.substr(0, table.size() - 1);
   for (size_t i = comment.find('\n'); i != std::string::npos; i = comment.find('\n', i + 1))
     if (i + 1 < comment.size() && comment[i + 1] != '#') comment.insert(i + 1, "#");
@@ -183,13 +227,17 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
     std::cerr << ("dtnn-run: error: " + e.message() + "\n");
     return kInputError;
   }
-  std::cout << "allreduce on " << comm.size() << " ranks:\n" << table << "alpha " << net->alpha * 1e6
+  std::cout << "allreduce on " << where << ":\n" << table << "alpha " << net->alpha * 1e6
             << " us, beta " << net->beta * 1e9 << " ns/byte (";
   if (net->beta > 0)
     std::cout << 1 / net->beta / 1e9 << " GB/s";
   else
     std::cout << "times did not grow with size: were the ranks busy?";
-  std::cout << "); written to " << path << "\n";
+  std::cout << ")";
+  if (net->hasNodeLink && comm.nodeCount() > 1)
+    std::cout << "; within a node alpha " << net->nodeAlpha * 1e6 << " us, beta "
+              << net->nodeBeta * 1e9 << " ns/byte";
+  std::cout << "; written to " << path << "\n";
   return kOk;
 }
 
@@ -353,6 +401,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
 
   passes::DataParallelOptions dp;
   dp.ranks = comm->size();
+  dp.nodes = comm->nodeCount();
   if (Error msg = cli::readDataParallelOptions(*args, dp)) return usageError(msg.message());
   // Read now, so that a bad file is reported on one rank as on many.
   if (!dp.netPath.empty())
@@ -523,14 +572,22 @@ int dtnn::dtnnRunMain(int argc, char **argv) {
     status = run(argc, argv, comm);
   } catch (...) {
     std::cout << std::flush;
-    std::string message = cli::exceptionMessage(std::current_exception());
-    // An allocation that no check foresaw: say what the limit of ulimit -v or -d leaves, if any.
-    if (runtime::MappingLimit l = runtime::mappingLimit(); message == "out of memory" && l.limit != UINT64_MAX)
-      message += ": " + l.name + " of " + runtime::formatBytes(l.limit) + " leaves " +
-                 runtime::formatBytes(l.left) + "; raise the limit";
-    std::cerr << ("dtnn-run: " +
-                  (comm && comm->size() > 1 ? "rank " + std::to_string(comm->rank()) + ": " : "") +
-                  "error: " + message + "\n");
+    try {
+      std::string message = cli::exceptionMessage(std::current_exception());
+      // An allocation that no check foresaw: say what the limit of ulimit -v or -d leaves, if any.
+      if (runtime::MappingLimit l = runtime::mappingLimit(); message == "out of memory" && l.limit != UINT64_MAX)
+        message += ": " + l.name + " of " + runtime::formatBytes(l.limit) + " leaves " +
+                   runtime::formatBytes(l.left) + "; raise the limit";
+      std::cerr << ("dtnn-run: " +
+                    (comm && comm->size() > 1 ? "rank " + std::to_string(comm->rank()) + ": " : "") +
+                    "error: " + message + "\n");
+    } catch (const std::bad_alloc &) {
+      // Too little memory left even for the message's text: a fixed one.
+      static const char kText[] =
+          "dtnn-run: error: out of memory, with too little left to say more; raise the limit "
+          "(ulimit -v or -d) or free memory\n";
+      (void)!write(STDERR_FILENO, kText, sizeof kText - 1);
+    }
     status = kInputError;
   }
   // A run a signal stopped (128 + the signal) stopped on every rank, which agreed to, so the

@@ -53,6 +53,8 @@ int run(int argc, char **argv) {
       {"model", "NAME", "the model to simulate (default: the file's only model)"},
       {"ranks", "LIST", "rank counts, e.g. 1,16,64,1024 (default 1,2,4)"},
       {"batch", "B", "samples a rank (default: the train section's batch)"},
+      {"ranks-per-node", "L", "ranks share a node L at a time: buckets may reduce "
+                              "hierarchically (default: every rank a node of its own)"},
       {"I", "DIR", "also search DIR for imported files", true},
       {"plugin", "LIB.so", "load a plugin's ops, passes... (repeatable; also $DTNN_PLUGINS)", true},
       {"help", "", "show this help"},
@@ -70,6 +72,15 @@ int run(int argc, char **argv) {
   std::vector<int> ranks;
   if (Error msg = parseRanks(args->get("ranks", "1,2,4"), ranks))
     return usageError(msg.message());
+  int64_t perNode = 1;
+  if (args->has("ranks-per-node"))
+    if (Error msg = cli::readCount("--ranks-per-node", args->get("ranks-per-node"), 1, 1 << 20,
+                                   perNode))
+      return usageError(msg.message());
+  for (int p : ranks)
+    if (p > perNode && p % perNode)
+      return usageError(std::to_string(p) + " ranks do not fill nodes of --ranks-per-node " +
+                        std::to_string(perNode));
   passes::DataParallelOptions dp;
   if (Error msg = cli::readDataParallelOptions(*args, dp)) return usageError(msg.message());
   passes::NetModel net;
@@ -117,12 +128,10 @@ int run(int argc, char **argv) {
                         "; pass --batch " + std::to_string(profile->batch));
     module->trainConfig().set("batch", batch * p);
     dp.ranks = p;
+    dp.nodes = p > perNode ? static_cast<int>(p / perNode) : 1;
     dp.localBatch = batch;
     passes::PassManager pm({});
-    std::string pipeline = passes::trainPipeline(dp);
-    if (std::string d = passes::dataParallelPipeline(dp); !d.empty()) pipeline += "," + d;
-    pipeline += "," + passes::updatePipeline();
-    if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
+    if (Error e = pm.parsePipeline(passes::trainStepPipeline(dp))) return usageError(e.message());
     if (Error e = pm.run(*module)) {
       std::cerr << "dtnn-sim: error: " << e.message() << "\n";
       return kInputError;
@@ -145,20 +154,20 @@ int run(int argc, char **argv) {
     } else {
       times = passes::estimateOpTimes(*train, batch);
     }
-    passes::StepPrediction s = passes::simulateStep(*train, times, net, p);
+    passes::StepPrediction s = passes::simulateStep(*train, times, net, p, dp.nodes);
     if (!header) {
       std::printf("%s, %lld samples a rank; network: %s; op times: %s\n", train->name().c_str(),
                   static_cast<long long>(batch), net.source.c_str(),
                   profile ? dp.profilePath.c_str() : "estimated from MACs and bytes");
-      std::printf("%7s %13s %8s %11s %9s %11s %9s %12s %11s\n", "ranks", "global batch",
-                  "buckets", "compute ms", "comm ms", "exposed ms", "step ms", "images/s",
-                  "efficiency");
+      std::printf("%7s %6s %13s %8s %11s %9s %11s %9s %12s %11s\n", "ranks", "nodes",
+                  "global batch", "buckets", "compute ms", "comm ms", "exposed ms", "step ms",
+                  "images/s", "efficiency");
       header = true;
       base = s.step;
     }
     if (p == 1) base = s.step;
-    std::printf("%7d %13lld %8d %11.3f %9.3f %11.3f %9.3f %12.1f %10.1f%%\n", p,
-                static_cast<long long>(batch * p), s.buckets, 1e3 * s.compute, 1e3 * s.comm,
+    std::printf("%7d %6d %13lld %8d %11.3f %9.3f %11.3f %9.3f %12.1f %10.1f%%\n", p,
+                dp.nodes, static_cast<long long>(batch * p), s.buckets, 1e3 * s.compute, 1e3 * s.comm,
                 1e3 * s.exposed, 1e3 * s.step, s.step > 0 ? batch * p / s.step : 0.0,
                 s.step > 0 ? 100 * base / s.step : 0.0);
   }

@@ -14,6 +14,7 @@
 #include "ir/Summary.h"
 #include "ir/TextParser.h"
 #include "ir/Verifier.h"
+#include "passes/CostModel.h"
 #include "passes/PassManager.h"
 #include "passes/PassRegistry.h"
 #include "passes/Pipelines.h"
@@ -355,6 +356,8 @@ int cmdCompile(const std::vector<std::string> &argv) {
   specs.insert(specs.begin() + 2, kPlanOptions.begin(), kPlanOptions.end());
   specs.insert(specs.begin() + 2, {"ranks", "P", "with --emit=train-ir or plan: make the train "
                                                  "step data-parallel over P ranks (default 1)"});
+  specs.insert(specs.begin() + 3, {"nodes", "N", "with --ranks: the ranks run on N nodes (buckets "
+                                                 "may reduce hierarchically; default 1)"});
   specs.insert(specs.begin() + 3, cli::kDataParallelOptions.begin(),
                cli::kDataParallelOptions.end());
   auto args = cli::parseArgs(argv, specs);
@@ -383,6 +386,15 @@ int cmdCompile(const std::vector<std::string> &argv) {
     if (emitKind != "train-ir" && emitKind != "plan" && emitKind != "dot")
       return usageError("compile", "--ranks needs --emit=train-ir, plan or dot");
     dp.ranks = static_cast<int>(v);
+  }
+  if (args->has("nodes")) {
+    int64_t v = 0;
+    if (Error msg = cli::readCount("--nodes", args->get("nodes"), 1, 1 << 20, v))
+      return usageError("compile", msg.message());
+    if (!args->has("ranks")) return usageError("compile", "--nodes needs --ranks");
+    if (std::string bad = passes::checkNodes(dp.ranks, v); !bad.empty())
+      return usageError("compile", "--nodes " + std::to_string(v) + ": " + bad);
+    dp.nodes = static_cast<int>(v);
   }
   if (Error msg = cli::readDataParallelOptions(*args, dp))
     return usageError("compile", msg.message());
