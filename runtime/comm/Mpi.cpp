@@ -47,6 +47,10 @@ SpaceNeed mpiSpaceNeed() {
   return need;
 }
 
+// The pieces a hierarchical reduction is cut into, so that its stages
+// overlap (a bucket of 1 MiB crosses the network in 8 messages a rank).
+constexpr size_t kPieceBytes = size_t(128) << 10;
+
 // What every communicator of the job shares: MPI stays initialized, and the
 // watchdog running, as long as one of them lives.
 struct MpiWorld {
@@ -249,28 +253,40 @@ protected:
                                  const std::string &what, Algorithm algorithm) override {
     auto type = mpiType(dtype);
     if (!type) return type.takeError();
-    Pending p;
-    p.what = what;
-    p.data = static_cast<char *>(data);
-    p.count = count;
-    p.elem = ir::dtypeSize(dtype);
-    p.type = *type;
-    p.op = op == ReduceOp::Max ? MPI_MAX : MPI_SUM;
-    p.hierarchical = algorithm == Algorithm::Hierarchical && ch_.node != MPI_COMM_NULL;
-    p.stages = p.hierarchical ? std::vector<Stage>{Stage::NodeReduce, Stage::LeadersAllreduce,
+    bool hierarchical = algorithm == Algorithm::Hierarchical && ch_.node != MPI_COMM_NULL;
+    size_t elem = ir::dtypeSize(dtype);
+    // A hierarchical reduction goes in pieces, so that its stages overlap:
+    // one piece crosses the network while the next is reduced within the node.
+    size_t piece = hierarchical ? std::max<size_t>(1, kPieceBytes / elem) : count;
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t group = nextId_;
+    for (size_t at = 0; at < count || at == 0; at += piece) {
+      Pending p;
+      p.what = what;
+      p.group = group;
+      p.data = static_cast<char *>(data) + at * elem;
+      p.count = std::min(piece, count - at);
+      p.elem = elem;
+      p.type = *type;
+      p.op = op == ReduceOp::Max ? MPI_MAX : MPI_SUM;
+      p.hierarchical = hierarchical;
+      p.stages = hierarchical ? std::vector<Stage>{Stage::NodeReduce, Stage::LeadersAllreduce,
                                                    Stage::NodeBroadcast}
                               : std::vector<Stage>{Stage::Allreduce};
-    std::lock_guard<std::mutex> lock(mutex_);
-    uint64_t id = nextId_++;
-    pending_[id] = std::move(p);
+      pending_[nextId_++] = std::move(p);
+      if (count == 0) break;
+    }
     world_->watchdog->inFlight(+1);
     advanceAll();
-    if (Error e = std::move(pending_[id].error)) {
-      pending_.erase(id);
+    Error first;
+    for (auto it = pending_.find(group); it != pending_.end() && it->second.group == group; ++it)
+      if (it->second.error && !first) first = std::move(it->second.error);
+    if (first) {
+      eraseGroup(group);
       world_->watchdog->inFlight(-1);
-      return e;
+      return first;
     }
-    return id;
+    return group;
   }
 
 public:
@@ -288,14 +304,17 @@ public:
       Watchdog::Scope scope(*world_->watchdog, it->second.what);
       for (;;) {
         advanceAll();
-        it = pending_.find(id);
-        if (it->second.error || it->second.next == it->second.stages.size()) break;
+        bool done = true;
+        for (it = pending_.find(id); it != pending_.end() && it->second.group == id; ++it) {
+          if (it->second.error && !result) result = std::move(it->second.error);
+          done = done && it->second.next == it->second.stages.size();
+        }
+        if (done || result) break;
         lock.unlock();
         sched_yield();
         lock.lock();
       }
-      result = std::move(it->second.error);
-      pending_.erase(it);
+      eraseGroup(id);
     }
     world_->watchdog->inFlight(-1);
     return result;
@@ -320,6 +339,7 @@ private:
   enum class Stage { Allreduce, NodeReduce, LeadersAllreduce, NodeBroadcast };
   struct Pending {
     std::string what;
+    uint64_t group = 0; // the id of the reduction's first piece
     char *data = nullptr;
     size_t count = 0, elem = 0;
     MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -333,6 +353,13 @@ private:
     // Stages posted or done.
     size_t front() const { return next + (posted ? 1 : 0); }
   };
+
+  // Forgets the pieces of reduction `group` (a piece whose requests are
+  // still posted, after an error, is left to MPI to end with the job).
+  void eraseGroup(uint64_t group) {
+    auto it = pending_.find(group);
+    while (it != pending_.end() && it->second.group == group) it = pending_.erase(it);
+  }
 
   // Moves every reduction on, in the order they started: tests the posted
   // stages, and posts a reduction's next stage once every reduction started
