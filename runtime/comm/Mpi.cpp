@@ -260,7 +260,8 @@ protected:
     size_t piece = hierarchical ? std::max<size_t>(1, kPieceBytes / elem) : count;
     std::lock_guard<std::mutex> lock(mutex_);
     uint64_t group = nextId_;
-    for (size_t at = 0; at < count || at == 0; at += piece) {
+    size_t pieces = count == 0 ? 1 : (count + piece - 1) / piece;
+    for (size_t k = 0, at = 0; k < pieces; ++k, at += piece) {
       Pending p;
       p.what = what;
       p.group = group;
@@ -274,7 +275,6 @@ protected:
                                                    Stage::NodeBroadcast}
                               : std::vector<Stage>{Stage::Allreduce};
       pending_[nextId_++] = std::move(p);
-      if (count == 0) break;
     }
     world_->watchdog->inFlight(+1);
     advanceAll();
