@@ -1,4 +1,5 @@
 #include "runtime/comm/Watchdog.h"
+#include "runtime/comm/Elastic.h"
 
 #include "runtime/DeclaredWork.h"
 #include "runtime/Queue.h"
@@ -174,9 +175,11 @@ void Watchdog::expire(const InFlight &late, double now) {
   }
   std::string silent, others, slow;
   std::vector<std::string> silentNodes; // the nodes of the silent ranks, in order
+  std::vector<int> silentRanks;
   for (size_t i = 0; i < peers.size(); ++i) {
     if (!answered[i]) {
       silent += (silent.empty() ? "" : ", ") + std::to_string(peers[i]);
+      silentRanks.push_back(peers[i]);
       if (!rankNodes_.empty()) {
         const std::string &n = rankNodes_[static_cast<size_t>(peers[i])];
         if (std::find(silentNodes.begin(), silentNodes.end(), n) == silentNodes.end())
@@ -215,6 +218,7 @@ void Watchdog::expire(const InFlight &late, double now) {
   msg += others + "; ending the job\n";
   std::cout << std::flush;
   std::cerr << msg << std::flush;
+  elastic::reportLost(rank_, silentRanks, silentNodes);
   MPI_Abort(MPI_COMM_WORLD, 4);
   std::_Exit(4);
 }

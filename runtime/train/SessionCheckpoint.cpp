@@ -6,6 +6,7 @@
 #include "ir/Files.h"
 #include "ir/Output.h"
 #include "runtime/DeclaredWork.h"
+#include "runtime/comm/Elastic.h"
 #include "runtime/train/Interrupt.h"
 
 #include <filesystem>
@@ -33,9 +34,12 @@ Error Session::checkSaveFolder() const {
 Error Session::checkOutputsAreNoInputs() const {
   if (!leader()) return Error::success(); // the one that writes
   std::vector<std::pair<std::string, std::string>> outputs = o_.outputs;
+  // The periodic checkpoints this run writes: from the first epoch after the one it resumes
+  // (whose checkpoint it may read) to the last.
   if (s_.checkpointEvery > 0) {
     std::string flag = "checkpoint_every";
-    outputs.emplace_back(flag, periodicPath(s_.checkpointEvery));
+    int64_t first = (progress_.epoch / s_.checkpointEvery + 1) * s_.checkpointEvery;
+    if (first <= s_.epochs) outputs.emplace_back(flag, periodicPath(first));
     outputs.emplace_back(flag, periodicPath(s_.epochs));
   }
   for (const auto &[flag, path] : outputs)
@@ -78,6 +82,7 @@ Error Session::saveState(const std::string &path) {
   Error e = saveTrainState(path, fwd_->name(), runner_->params(), progress_, meta);
   if (trace_) trace_->addSpan(RunTrace::kRun, "checkpoint " + path, "checkpoint", started,
                               monotonicSeconds());
+  if (!e) elastic::reportCheckpoint(path, progress_.step);
   return e;
 }
 

@@ -23,6 +23,7 @@
 #include "runtime/comm/Mpi.h"
 #include "passes/CostModel.h"
 #include "tools/lib/DataParallel.h"
+#include "tools/lib/Elastic.h"
 #include "tools/lib/CommandLine.h"
 
 #include <unistd.h>
@@ -33,6 +34,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <new>
@@ -100,6 +102,11 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"deterministic", "", "bitwise the same checkpoints whatever the rank and thread counts "
                           "(micro-batches, one thread a kernel, exact sums)", false, cli::Agree::Value},
     {"micro-batch", "M", "with --deterministic: samples a micro-batch (default 8)", false, cli::Agree::Value},
+    {"elastic", "N", "launch a job of N ranks ($DTNN_MPIRUN, else mpirun) and, when ranks or "
+                     "nodes are lost, start it again from its last checkpoint on the ranks that "
+                     "remain (needs --save)"},
+    {"max-restarts", "R", "with --elastic: the restarts after which a failure ends the run "
+                          "(default 3)"},
     {"calibrate", "FILE", "under mpirun: measure allreduce latency and bandwidth, write FILE "
                           "(for --net), and stop"},
     {"I", "DIR", "also search DIR for imported files", true},
@@ -278,6 +285,34 @@ Error writeOpProfile(const std::string &path, const runtime::StepProfile &p) {
   return writeOutput(path, passes::formatOpProfile(out));
 }
 
+// --elastic N: this process launches the job and restarts it (tools/lib/Elastic.h).
+int elastic(const cli::ParsedArgs &args, std::vector<std::string> argvec) {
+  if (!args.has("elastic")) return usageError("--max-restarts needs --elastic N");
+  if (runtime::launchedByMpi())
+    return usageError("--elastic launches the job itself: run 'dtnn-run --elastic N ...' without "
+                      "mpirun ($DTNN_MPIRUN names the launcher it runs)");
+  cli::ElasticOptions o;
+  if (Error msg = cli::readCount("--elastic", args.get("elastic"), 1, 1 << 20, o.ranks))
+    return usageError(msg.message());
+  if (args.has("max-restarts"))
+    if (Error msg = cli::readCount("--max-restarts", args.get("max-restarts"), 0, 1000, o.maxRestarts))
+      return usageError(msg.message());
+  if (!args.has("save"))
+    return usageError("--elastic restarts a job from its last checkpoint: give --save FILE "
+                      "(and --checkpoint-every N for checkpoints during training)");
+  for (const char *mode : {"eval-only", "predict", "generate", "calibrate"})
+    if (args.has(mode))
+      return usageError(std::string("--elastic restarts training; --") + mode + " does not apply");
+  const char *launcher = std::getenv("DTNN_MPIRUN");
+  o.launcher = launcher && *launcher ? launcher : "mpirun";
+  std::error_code ec;
+  o.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return usageError("cannot find this program's path (/proc/self/exe): " + ec.message());
+  cli::dropOption(argvec, "--elastic", true);
+  cli::dropOption(argvec, "--max-restarts", true);
+  return cli::runElastic(o, std::move(argvec));
+}
+
 // Everything but the last-resort handling of main.
 int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   // Line by line also into a file or a pipe, so that a long run's log is current.
@@ -297,6 +332,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
               << names << "\n";
     return kOk;
   }
+  if (args->has("elastic") || args->has("max-restarts")) return elastic(*args, argvec);
   runtime::BackendOptions bo;
   if (args->has("threads")) {
     int64_t t = 0;
