@@ -10,7 +10,9 @@ interleaving the configurations so that drift hits all alike:
   - the exposed communication of auto and flat: their step time less the skipped one;
   - the time the same buckets take reduced alone, one after another, each the way the step sends
     it (build/bin/allreduce_buckets), and exposed / alone (target: at most 1.2);
-  - on 2 x 2, flat's exposed communication over auto's (target: at least 1.3).
+  - on 2 x 2, flat's exposed communication over auto's (target: at least 1.3);
+  - dtnn-sim's step time for auto, from the network file and the op times of a profiled run
+    without communication on the same cluster, over the measured one (target: within 15%).
 With 2 cores the ranks are oversubscribed: the figures measure communication, not compute.
 
 usage: python3 bench/cluster_scaling.py [--rate 1gbit] [--repeats N] [--build DIR] [--quick]
@@ -64,6 +66,19 @@ def buckets(build, model, steps, ranks, net, extra=()):
             for m in re.finditer(r"^\s+bucket \d+( hierarchical)?\s+(\d+)", out, re.M)]
 
 
+def predicted(build, model, steps, ranks, per, net):
+    """dtnn-sim's step time (seconds) from op times measured here without communication."""
+    with tempfile.TemporaryDirectory() as tmp:
+        prof = os.path.join(tmp, "ops.prof")
+        # The profile skips 5 warm-up steps.
+        run(build, model, max(steps, 12), ranks, net, ["--skip-comm", "--op-profile-out", prof])
+        out = subprocess.run([os.path.join(build, "bin", "dtnn-sim"), os.path.join(ROOT, model),
+                              "--ranks", str(ranks), "--ranks-per-node", str(per), "--batch",
+                              "32", "--net", net, "--op-profile", prof],
+                             check=True, capture_output=True, text=True).stdout
+    return float(out.strip().splitlines()[-1].split()[7]) / 1e3
+
+
 def alone(build, ranks, sizes):
     cmd = mpirun(ranks) + [os.path.join(build, "bin", "allreduce_buckets"), *sizes]
     return float(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
@@ -92,11 +107,13 @@ def inside(args):
             sizes = buckets(args.build, model, 8, ranks, net)
             bare = alone(args.build, ranks, sizes)
             hier = sum(s.endswith(":h") for s in sizes)
-            print("%-10s %2dx%d %8.1f %8.1f %8.1f %10.1f %10.1f %9.1f %5d/%-3d %8.2f %8.2f" % (
+            sim = predicted(args.build, model, n, ranks, per, net)
+            print("%-10s %2dx%d %8.1f %8.1f %8.1f %10.1f %10.1f %9.1f %5d/%-3d %8.2f %8.2f %8.1f %8.2f" % (
                 name, nodes, per, 1e3 * statistics.median(auto), 1e3 * statistics.median(flat),
                 1e3 * statistics.median(skip), 1e3 * exp_auto, 1e3 * exp_flat, 1e3 * bare, hier,
                 len(sizes), exp_auto / bare if bare > 0 else 0,
-                exp_flat / exp_auto if exp_auto > 0 else 0))
+                exp_flat / exp_auto if exp_auto > 0 else 0, 1e3 * sim,
+                sim / statistics.median(auto)))
             sys.stdout.flush()
 
 
@@ -113,9 +130,9 @@ def main():
         return inside(args)
     print("links of %s; step, exposed and alone in ms (medians of %d rounds)" % (
         args.rate, args.repeats))
-    print("%-10s %4s %8s %8s %8s %10s %10s %9s %9s %8s %8s" % (
+    print("%-10s %4s %8s %8s %8s %10s %10s %9s %9s %8s %8s %8s %8s" % (
         "model", "nxr", "auto", "flat", "no-comm", "exp auto", "exp flat", "alone", "hier/all",
-        "exp/alone", "flat/auto"))
+        "exp/alone", "flat/auto", "sim", "sim/auto"))
     sys.stdout.flush()
     for nodes, per in LAYOUTS:
         cmd = [os.path.join(ROOT, "tools", "netns-cluster.sh"), "--nodes", str(nodes), "--slots",

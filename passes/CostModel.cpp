@@ -3,6 +3,7 @@
 #include "ir/Printer.h"
 #include "ir/SourceFile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -113,7 +114,7 @@ Expected<NetModel> readNetModel(const std::string &path) {
       return Error::make(where + "expected 'alpha_s = X' or 'beta_s_per_byte = Y' with X, Y "
                                  "finite numbers >= 0, got '" + (*lines)[i] + "'");
     if (key != "alpha_s" && key != "beta_s_per_byte" && key != "node_alpha_s" &&
-        key != "node_beta_s_per_byte" && key != "ranks")
+        key != "node_beta_s_per_byte" && key != "host_share" && key != "ranks")
       return Error::make(where + "unknown key '" + key + "'");
     if (auto [it, fresh] = seen.emplace(key, i + 1); !fresh)
       return Error::make(where + "'" + key + "' is given twice (first on line " +
@@ -122,6 +123,12 @@ Expected<NetModel> readNetModel(const std::string &path) {
     if (key == "beta_s_per_byte") net.beta = v;
     if (key == "node_alpha_s") net.nodeAlpha = v;
     if (key == "node_beta_s_per_byte") net.nodeBeta = v;
+    if (key == "host_share") {
+      if (v > 1)
+        return Error::make(where + "host_share is a share of the reduction's time, 0 to 1, got " +
+                           fmt(v));
+      net.hostShare = v;
+    }
   }
   if (!seen.count("alpha_s") || !seen.count("beta_s_per_byte"))
     return Error::make(path + ": needs both alpha_s and beta_s_per_byte");
@@ -143,6 +150,10 @@ std::string formatNetModel(const NetModel &net, const std::string &comment) {
     s += "# Within a node (shared memory):\n";
     s += "node_alpha_s = " + fmt(net.nodeAlpha) + "\n";
     s += "node_beta_s_per_byte = " + fmt(net.nodeBeta) + "\n";
+  }
+  if (net.hostShare > 0) {
+    s += "# The share of a reduction's time its ranks' cores spend moving it:\n";
+    s += "host_share = " + fmt(net.hostShare) + "\n";
   }
   return s;
 }
@@ -209,6 +220,7 @@ std::string opKey(const ir::Op &op) {
 std::string formatOpProfile(const OpProfile &p) {
   std::string s = "# dtnn op profile: mean seconds of each op of a step, by op, result types "
                   "and location\ngraph " + p.graph + " batch " + std::to_string(p.batch) + "\n";
+  if (p.overhead > 0) s += "overhead " + fmt(p.overhead) + "\n";
   for (const auto &[key, sec] : p.seconds) s += fmt(sec) + " " + key + "\n";
   return s;
 }
@@ -232,6 +244,12 @@ Expected<OpProfile> readOpProfile(const std::string &path) {
       header = true;
       continue;
     }
+    if (line.rfind("overhead ", 0) == 0) {
+      ss.ignore(9);
+      if (!(ss >> p.overhead) || !std::isfinite(p.overhead) || p.overhead < 0)
+        return bad("expected 'overhead SECONDS' with a finite number >= 0");
+      continue;
+    }
     double sec = 0;
     std::string key;
     if (!(ss >> sec) || !std::isfinite(sec) || sec < 0 || !std::getline(ss >> std::ws, key) ||
@@ -243,15 +261,61 @@ Expected<OpProfile> readOpProfile(const std::string &path) {
   return p;
 }
 
+namespace {
+
+// The elements of a type as opKey writes it ("f32[16,3,3,3]": 432; "f32[]": 1).
+double typeElements(const std::string &type) {
+  size_t open = type.find('['), close = type.find(']');
+  if (open == std::string::npos || close == std::string::npos) return 1;
+  double n = 1;
+  std::istringstream dims(type.substr(open + 1, close - open - 1));
+  for (std::string d; std::getline(dims, d, ',');) n *= d.empty() || d == "?" ? 1 : std::atof(d.c_str());
+  return n;
+}
+
+std::vector<std::string> splitTypes(const std::string &types) {
+  std::vector<std::string> out;
+  std::istringstream in(types);
+  for (std::string t; std::getline(in, t, ';');) out.push_back(t);
+  return out;
+}
+
+// Seconds an element of an optimizer update's results takes, from the profile's updates (the
+// `fused_update` ops of fuse-updates, which runs after the passes that read the profile, so
+// that their updates and its groups differ from the profiled run's); -1 if it has none.
+// Updates stream their operands once: their time goes with their elements.
+double updateSecondsPerElement(const OpProfile &p) {
+  double seconds = 0, elements = 0;
+  for (const auto &[key, sec] : p.seconds) {
+    size_t space = key.find(' ');
+    if (space == std::string::npos || !std::string_view(key).substr(0, space).ends_with("_update"))
+      continue;
+    size_t end = key.find(' ', space + 1);
+    for (const std::string &t : splitTypes(key.substr(space + 1, end - space - 1)))
+      elements += typeElements(t);
+    seconds += sec;
+  }
+  return elements > 0 ? seconds / elements : -1;
+}
+
+} // namespace
+
 Expected<std::vector<double>> opTimesFromProfile(const OpProfile &p, const ir::Graph &g,
                                                  const std::string &path) {
   std::vector<double> times;
+  double perElement = updateSecondsPerElement(p);
   for (const auto &op : g.ops()) {
     if (op->def().collective) {
       times.push_back(0);
       continue;
     }
     auto it = p.seconds.find(opKey(*op));
+    if (it == p.seconds.end() && op->name().ends_with("_update") && perElement >= 0) {
+      double elements = 0;
+      for (const ir::Value *r : op->results()) elements += typeElements(r->type().str());
+      times.push_back(perElement * elements);
+      continue;
+    }
     if (it == p.seconds.end())
       return Error::make(path + ": the profile has no time for '" + opKey(*op) + "' of @" +
                          g.name() + " (profile the same model and settings)");

@@ -32,6 +32,10 @@ struct NetModel {
   double nodeAlpha = 1e-6;    // within a node: seconds per message
   double nodeBeta = 1 / 10e9; // within a node: seconds per byte (10 GB/s)
   bool hasNodeLink = false;   // whether nodeAlpha and nodeBeta were given or measured
+  // The share of a reduction's time that the ranks' own cores spend moving it (TCP through
+  // the kernel, shared-memory copies): compute it overlaps is slowed by that much, which no
+  // overlap hides when every core computes. 0 for a network card that moves the data itself.
+  double hostShare = 0;
   std::string source = "default: alpha 5 us, 12.5 GB/s per link";
   // A flat ring over `ranks` ranks on `nodes` nodes.
   double allreduceSeconds(double bytes, int ranks, int nodes = 1) const;
@@ -49,7 +53,8 @@ AllreduceChoice chooseAllreduce(const NetModel &net, double bytes, int ranks, in
 
 // Reads a network file (`dtnn-run --calibrate` writes them): lines
 // `alpha_s = X` and `beta_s_per_byte = Y`, optionally `node_alpha_s = X` and
-// `node_beta_s_per_byte = Y` (within a node; both or neither), `#` comments.
+// `node_beta_s_per_byte = Y` (within a node; both or neither), optionally
+// `host_share = S` (0 to 1, see NetModel::hostShare), `#` comments.
 Expected<NetModel> readNetModel(const std::string &path);
 // The text of a network file.
 std::string formatNetModel(const NetModel &net, const std::string &comment);
@@ -76,6 +81,9 @@ struct OpProfile {
   std::string graph;
   int64_t batch = 0;
   std::map<std::string, double> seconds;
+  // The step's time outside its ops (staging the batch, launching, reading the loss back):
+  // the trainer's step time less the ops' (line `overhead SECONDS`; 0 if not given).
+  double overhead = 0;
 };
 // "op result-types location" of an op, the key of its profile line.
 std::string opKey(const ir::Op &op);

@@ -28,7 +28,9 @@ StepPrediction simulateStep(const ir::Graph &g, const std::vector<double> &times
       auto it = done.find(op.operand(0));
       if (it != done.end()) now = std::max(now, it->second);
     } else {
-      now += times[i];
+      // Compute that a reduction overlaps shares the cores with it (NetModel::hostShare).
+      double overlap = std::min(times[i], std::max(0.0, channelFree - now));
+      now += times[i] + net.hostShare * overlap;
       p.compute += times[i];
     }
   }

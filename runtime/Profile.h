@@ -21,6 +21,10 @@ public:
   void add(const std::vector<StepTime> &times);
   // The number of runs added.
   int64_t runs() const { return runs_; }
+  // The whole train step as the trainer timed it (its data wait, launches, loss read back),
+  // once per add(); the mean, 0 before any.
+  void addStepSeconds(double s) { trainerSeconds_ += s; }
+  double meanStepSeconds() const { return runs_ > 0 ? trainerSeconds_ / double(runs_) : 0; }
   const Plan &plan() const { return plan_; }
   // The table, one row per layer in forward order, then the loss, the
   // updates and the totals; then one row per reduction (bucket): when it
@@ -57,6 +61,7 @@ private:
   std::vector<int> rowOf_;       // per step
   std::vector<bool> backward_;  // per step: after the loss's gradient seed
   double wall_ = 0;
+  double trainerSeconds_ = 0;
   int64_t runs_ = 0;
 };
 

@@ -20,4 +20,11 @@ struct AllreduceTiming {
 Expected<std::vector<AllreduceTiming>> timeAllreduces(Communicator &comm, double maxBytes,
                                                       int repeats);
 
+// The share of a reduction's time that the ranks' cores spend moving it (NetModel::hostShare):
+// every rank runs the same work on its core alone, then with a reduction of about half that
+// time in flight (moved on by the communicator's own thread, as in training); the work's
+// slowdown over the reduction's time alone, 0 to 1, the largest of the ranks'.
+// `secondsPerByte`: a large reduction's time per byte, which sizes it.
+Expected<double> timeHostShare(Communicator &comm, double secondsPerByte);
+
 } // namespace dtnn::runtime

@@ -44,8 +44,10 @@ RunStatus Session::trainSteps(BatchLoader &loader, int64_t stepsPerEpoch, Totals
             countStep(cur->batch, *v, dt, stepsPerEpoch, train, epochTiming, cur->dataWait);
         st != RunStatus::Ok)
       return st;
-    if (profile_ && runSteps_ > 5 && &cur->exec->plan() == &profile_->plan())
+    if (profile_ && runSteps_ > 5 && &cur->exec->plan() == &profile_->plan()) {
       profile_->add(cur->exec->times());
+      profile_->addStepSeconds(dt);
+    }
     if (traced) {
       trace_->addStep(cur->exec->plan(), cur->exec->times(), runSteps_);
       if (!trace_->wantsKernels() && !(profile_ && &cur->exec->plan() == &profile_->plan()))

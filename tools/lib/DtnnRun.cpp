@@ -220,6 +220,13 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
     std::cerr << ("dtnn-run: error: " + net.error().message() + "\n");
     return kInputError;
   }
+  // Over the slowest link the job has: between nodes when it spans several.
+  auto share = runtime::timeHostShare(comm, net->beta);
+  if (!share) {
+    std::cerr << ("dtnn-run: error: " + share.error().message() + "\n");
+    return kInputError;
+  }
+  net->hostShare = *share;
   if (comm.rank() != 0) return kOk;
   std::string where = std::to_string(comm.size()) + " ranks" +
                       (comm.nodeCount() > 1 ? " on " + std::to_string(comm.nodeCount()) + " nodes"
@@ -244,7 +251,8 @@ int calibrate(runtime::Communicator &comm, const std::string &path) {
   if (net->hasNodeLink && comm.nodeCount() > 1)
     std::cout << "; within a node alpha " << net->nodeAlpha * 1e6 << " us, beta "
               << net->nodeBeta * 1e9 << " ns/byte";
-  std::cout << "; written to " << path << "\n";
+  std::cout << "; cores busy moving data " << std::lround(100 * net->hostShare)
+            << "% of a reduction's time; written to " << path << "\n";
   return kOk;
 }
 
@@ -276,11 +284,14 @@ Error writeOpProfile(const std::string &path, const runtime::StepProfile &p) {
   out.graph = p.plan().graph->name();
   out.batch = p.plan().batch;
   std::map<std::string, std::pair<double, int>> sums;
+  double ops = 0;
   for (const auto &[op, sec] : p.opSeconds()) {
     auto &s = sums[passes::opKey(*op)];
     s.first += sec;
     s.second += 1;
+    ops += sec;
   }
+  out.overhead = std::max(0.0, p.meanStepSeconds() - ops);
   for (const auto &[key, s] : sums) out.seconds[key] = s.first / s.second;
   return writeOutput(path, passes::formatOpProfile(out));
 }

@@ -14,6 +14,7 @@
 #include "ir/RunSettings.h"
 #include "passes/PassManager.h"
 #include "passes/Pipelines.h"
+#include "runtime/train/FusionTargets.h"
 #include "passes/Simulate.h"
 #include "tools/lib/CommandLine.h"
 #include "tools/lib/DataParallel.h"
@@ -55,6 +56,8 @@ int run(int argc, char **argv) {
       {"batch", "B", "samples a rank (default: the train section's batch)"},
       {"ranks-per-node", "L", "ranks share a node L at a time: buckets may reduce "
                               "hierarchically (default: every rank a node of its own)"},
+      {"backend", "NAME", "plan the train step as dtnn-run --backend NAME does, its fused ops "
+                          "those of an op profile measured there (default: dtnn-run's)"},
       {"I", "DIR", "also search DIR for imported files", true},
       {"plugin", "LIB.so", "load a plugin's ops, passes... (repeatable; also $DTNN_PLUGINS)", true},
       {"help", "", "show this help"},
@@ -102,6 +105,9 @@ int run(int argc, char **argv) {
     profile = std::move(*p);
   }
 
+  // The fusion passes ask the backend, so that the ops are those dtnn-run runs and profiles.
+  auto target = runtime::makeFusionTarget(args->get("backend"));
+  if (!target) return usageError(target.error().message());
   frontend::CompileOptions co;
   co.modelName = args->get("model");
   co.importDirs = args->all("I");
@@ -130,7 +136,9 @@ int run(int argc, char **argv) {
     dp.ranks = p;
     dp.nodes = p > perNode ? static_cast<int>(p / perNode) : 1;
     dp.localBatch = batch;
-    passes::PassManager pm({});
+    passes::PassManagerOptions po;
+    po.target = target->get();
+    passes::PassManager pm(po);
     if (Error e = pm.parsePipeline(passes::trainStepPipeline(dp))) return usageError(e.message());
     if (Error e = pm.run(*module)) {
       std::cerr << "dtnn-sim: error: " << e.message() << "\n";
@@ -155,6 +163,11 @@ int run(int argc, char **argv) {
       times = passes::estimateOpTimes(*train, batch);
     }
     passes::StepPrediction s = passes::simulateStep(*train, times, net, p, dp.nodes);
+    // The measured step's time outside its ops, serial with them.
+    if (profile) {
+      s.compute += profile->overhead;
+      s.step += profile->overhead;
+    }
     if (!header) {
       std::printf("%s, %lld samples a rank; network: %s; op times: %s\n", train->name().c_str(),
                   static_cast<long long>(batch), net.source.c_str(),
