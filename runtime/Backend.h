@@ -28,6 +28,16 @@ struct BackendOptions {
   bool deterministic = false;
   // The device a device backend runs on.
   int device = 0;
+  // Under a launcher: the rank's place among its node's ranks, which picks its device (mod the
+  // devices) instead of `device`; -1 for `device`.
+  int localRank = -1;
+  // How a device backend reduces gradients between ranks: "nccl" (on the device), "mpi" (host
+  // copies, for ranks that share a device), or "auto": nccl unless this node has more ranks
+  // (ranksOnNode) than devices.
+  std::string collectives = "nccl";
+  int ranksOnNode = 1;
+  // How long a reduction may be in flight before the job ends (--comm-timeout).
+  double commTimeoutSeconds = 60;
   // Where a backend that compiles kernels keeps them across runs
   // (`--jit-cache`): a folder, "off" for nowhere, "" for the backend's
   // default.

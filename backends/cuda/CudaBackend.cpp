@@ -46,6 +46,11 @@ CudaBackend::CudaBackend(const runtime::BackendOptions &o) : idle_(runtime::make
   settings_.tf32 = tf32Of(o.tf32);
   settings_.deterministic = o.deterministic;
   settings_.kernelCache = cudaCacheDir(o.kernelCache);
+  settings_.localRank = o.localRank;
+  settings_.commTimeoutSeconds = o.commTimeoutSeconds;
+  collectives_ = o.collectives;
+  ranksOnNode_ = o.ranksOnNode;
+  setNcclCollectives(o.collectives != "mpi");
 }
 
 CudaBackend::~CudaBackend() {
@@ -70,6 +75,8 @@ Error CudaBackend::start() {
   if (!info) return info.takeError();
   info_ = *info;
   api_ = *api;
+  // NCCL refuses two ranks on one device: ranks that share one reduce over MPI.
+  if (collectives_ == "auto") setNcclCollectives(ranksOnNode_ <= info_.deviceCount);
   compute_ = api_->makeQueue("compute", 0);
   copy_ = api_->makeQueue("copy", 1);
   return Error::success();

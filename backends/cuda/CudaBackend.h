@@ -49,6 +49,8 @@ public:
 private:
   void fail(Error e);
   DeviceSettings settings_;
+  std::string collectives_ = "nccl"; // BackendOptions::collectives
+  int ranksOnNode_ = 1;
   const DeviceApi *api_ = nullptr;
   DeviceInfo info_;
   std::unique_ptr<runtime::Queue> compute_, copy_;

@@ -70,4 +70,10 @@ void addRegionOps(std::vector<CudaOp> &ops);
 // Every entry of every family.
 std::vector<CudaOp> cudaOps();
 
+// Whether the backend takes the reductions (allreduce_start, allreduce_wait) on the device by
+// NCCL, or leaves them to the reference backend over MPI on host copies (ranks sharing a GPU);
+// the process's cuda backend sets it from BackendOptions::collectives.
+void setNcclCollectives(bool on);
+bool ncclCollectives();
+
 } // namespace dtnn::cuda

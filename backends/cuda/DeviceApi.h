@@ -32,6 +32,11 @@ struct DeviceSettings {
   bool deterministic = false;
   // Where compiled kernels are kept across runs ("" for nowhere).
   std::string kernelCache;
+  // Under a launcher: the rank's place among the ranks of its node, which picks its GPU
+  // (localRank mod the GPUs), instead of `device`; -1 for `device`.
+  int localRank = -1;
+  // How long a reduction may be in flight on the device before the job ends (--comm-timeout).
+  double commTimeoutSeconds = 60;
 };
 
 // What the module found when it started.
@@ -41,6 +46,7 @@ struct DeviceInfo {
   int multiprocessors = 0;
   uint64_t memoryBytes = 0;
   int runtimeVersion = 0, driverVersion = 0;
+  int device = 0, deviceCount = 0; // the GPU started, of this machine's
   int cudnnVersion = 0, cublasVersion = 0, nvrtcMajor = 0, nvrtcMinor = 0;
   // "runtime 13.0, driver 13.1, cuDNN 9.19.0, cuBLAS 13.1.0, NVRTC 13.0"
   std::string versions() const;
@@ -101,7 +107,7 @@ public:
 
 // What the module hands libdtnn. The version changes with this file.
 struct DeviceApi {
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;
   int version = kVersion;
   // Starts the CUDA runtime on settings.device; fails with why (no driver, no device, a library
   // that does not load).

@@ -16,7 +16,9 @@
 // written operand keeps the operand's. An operand the op updates in place
 // that the kernel wants elsewhere (a device's parameter updated by a host
 // fallback) is updated in a converted copy, which a step after the op
-// writes back into the operand's storage. Graph outputs are converted to plain
+// writes back into the operand's storage. An allreduce_wait updates the very buffers its
+// start reduces (a device's gradients staged to the host, reduced there): it takes the
+// start's converted values, and writes them back. Graph outputs are converted to plain
 // at the end (in whatever memory they are), so that the host can read them.
 // An operand the op reads only the type of is never converted.
 #include "runtime/plan/Plan.h"
@@ -93,6 +95,17 @@ private:
         if (v.desc == want[i]) continue;
       }
       if (v.desc == want[i]) continue;
+      // A wait's buffers are those its start reduces, converted or not: a reduction in flight
+      // writes the start's copy, which the wait then writes back.
+      if (std::optional<int> started = startedBuffer(s, i);
+          started && plan_.values[*started].desc == want[i]) {
+        s.in[i] = *started;
+        if (writes) {
+          plan_.values[version].desc = plan_.values[plan_.root(version)].desc;
+          writeBacks.push_back({version, *started});
+        }
+        continue;
+      }
       // A copy the op writes serves no later reader of the operand.
       auto c = writes ? convert(s.in[i], want[i], kFresh) : convert(s.in[i], want[i]);
       if (!c) return c.takeError();
@@ -118,11 +131,21 @@ private:
     }
     s.kernel = std::move(*kernel);
     s.space = backend->memorySpace();
+    if (s.op->name() == "allreduce_start") started_[s.op] = s.in;
     plan_.steps.push_back(std::move(s));
     for (auto [version, updated] : writeBacks)
       if (auto back = convert(updated, plan_.values[version].desc, version); !back)
         return back.takeError();
     return Error::success();
+  }
+
+  // For operand `i` of an allreduce_wait (a buffer, after the token): the value its start
+  // reduces in place, as that start's step took it.
+  std::optional<int> startedBuffer(const PlanStep &s, size_t i) const {
+    if (s.op->name() != "allreduce_wait" || i == 0) return std::nullopt;
+    auto it = started_.find(s.op->operand(0)->definingOp());
+    if (it == started_.end() || i - 1 >= it->second.size()) return std::nullopt;
+    return it->second[i - 1];
   }
 
   // Makes the kernel of the first backend after `s.backend` that claims the
@@ -232,6 +255,8 @@ private:
   PlanContext &ctx_;
   std::map<std::pair<int, std::string>, int> converted_;
   std::map<std::string, int> conversions_;
+  // The operands each allreduce_start step took (after conversions), for its wait.
+  std::map<const ir::Op *, std::vector<int>> started_;
 };
 
 } // namespace

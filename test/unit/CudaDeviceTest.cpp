@@ -7,6 +7,7 @@
 #include "backends/cuda/RegionSource.h"
 #include "ir/TextParser.h"
 #include "runtime/BackendRegistry.h"
+#include "runtime/Communicator.h"
 #include "runtime/ModuleRunner.h"
 
 #include <gtest/gtest.h>
@@ -147,6 +148,50 @@ TEST(CudaDevice, CapturedWorkReplays) {
   }
   (*api)->release(x);
   (*api)->release(y);
+}
+
+// NCCL as a one-rank communicator: a bucket of two buffers that lie back to back reduced on the
+// device (one ncclAllReduce for the run), with each rank's share folded in (ncclAvg / a
+// pre-multiplied sum), the compute stream waiting for it through a device event; then a
+// second step at another share, which makes a pre-multiplied sum of its own.
+TEST(CudaDevice, NcclOneRankAllreduce) {
+  REQUIRE_GPU(api);
+  auto m = parse(R"(graph @g(%a: f32[1000], %b: f32[24]) -> (f32[1000], f32[24]) {
+  %0 = relu %a : f32[1000]
+  %1 = relu %b : f32[24]
+  %2 = allreduce_start %0, %1 {bucket=0} : token
+  %3, %4 = allreduce_wait %2, %0, %1 {bucket=0} : f32[1000], f32[24]
+  return %3, %4
+})");
+  ASSERT_TRUE(m);
+  const ir::Graph &g = *m->findGraph("g");
+  ir::TensorType ta(ir::DType::F32, {1000}), tb(ir::DType::F32, {24});
+  cuda::DeviceKernelSpec start{"allreduce_start", g.ops()[2].get(),
+                               {cuda::deviceBuffer(ta), cuda::deviceBuffer(tb)}, {}, 0, nullptr};
+  cuda::DeviceKernelSpec wait{"allreduce_wait", g.ops()[3].get(), {}, {}, 0, nullptr};
+  auto s = (*api)->makeKernel(start), w = (*api)->makeKernel(wait);
+  ASSERT_TRUE(s) << s.error().message();
+  ASSERT_TRUE(w) << w.error().message();
+  auto compute = (*api)->makeQueue("compute", 0);
+  auto comm = runtime::makeLocalCommunicator();
+  size_t bytes = 1024 * 4;
+  void *buf = (*api)->allocate(bytes);
+  char *a = static_cast<char *>(buf), *b = a + 1000 * 4;
+  std::vector<float> in(1024), out(1024);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) - 500;
+  for (double share : {1.0, 0.25, 0.5}) {
+    ASSERT_FALSE((*api)->copy(buf, in.data(), bytes));
+    runtime::StepPart part{share, 0};
+    runtime::ExecContext ctx{*compute, comm.get(), &part};
+    runtime::KernelArgs sa{g.ops()[2].get(), {{a, ta}, {b, tb}}, {}, nullptr};
+    runtime::KernelArgs wa{g.ops()[3].get(), {}, {}, nullptr};
+    compute->submit([&] { return (*s)->run(sa, ctx); });
+    compute->submit([&] { return (*w)->run(wa, ctx); });
+    ASSERT_FALSE(compute->synchronize());
+    ASSERT_FALSE((*api)->copy(out.data(), buf, bytes));
+    for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(out[i], float(in[i] * share)) << i << " " << share;
+  }
+  (*api)->release(buf);
 }
 
 // A kernel that reads an address the device does not map faults after its launch returned; the

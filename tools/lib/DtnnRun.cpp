@@ -92,6 +92,9 @@ const std::vector<cli::OptionSpec> kOptions = {
                          "$DTNN_JIT_CACHE, else ~/.cache/dtnn/jit; 'off': nowhere)"},
     {"tf32", "MODE", "on a GPU, where float32 products may round to TF32: conv (PyTorch's "
                      "defaults: convolutions), all, or off (strict float32)", false, cli::Agree::Value},
+    {"collectives", "KIND", "on GPUs under mpirun: nccl (one rank a GPU) or mpi (host copies "
+                            "staged through pinned memory; ranks may share a GPU); default: "
+                            "nccl unless a node has more ranks than GPUs", false, cli::Agree::Value},
     {"no-cuda-graph", "", "on a GPU, launch each step's kernels one by one instead of replaying "
                           "the step as a CUDA graph"},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
@@ -440,6 +443,19 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     if (Error msg = cli::readCount("--steps", args->get("steps"), 0, INT64_MAX, ro.maxSteps))
       return usageError(msg.message());
   if (Error msg = runtime::BackendSet::checkName(args->get("backend"))) return usageError(msg.message());
+  // A device backend's GPU and reductions follow the ranks of this node.
+  int local = 0, onNode = 0;
+  for (int r = 0; r < comm->size(); ++r)
+    if (comm->nodeOf(r) == comm->nodeOf(comm->rank())) {
+      onNode += 1;
+      local += r < comm->rank();
+    }
+  bo.ranksOnNode = onNode;
+  if (runtime::launchedByMpi()) bo.localRank = local;
+  bo.collectives = args->has("collectives") ? args->get("collectives") : "auto";
+  if (bo.collectives != "auto" && bo.collectives != "nccl" && bo.collectives != "mpi")
+    return usageError("--collectives expects nccl or mpi, got '" + bo.collectives + "'");
+  bo.commTimeoutSeconds = mo.timeoutSeconds;
   auto backends = runtime::BackendSet::create(args->get("backend"), bo);
   if (!backends) {
     std::cerr << "dtnn-run: error: " << backends.error().message() << "\n";

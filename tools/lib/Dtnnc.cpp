@@ -74,6 +74,8 @@ const std::vector<cli::OptionSpec> kPlanOptions = {
     {"target-cpu", "CPU", "the CPU --emit=llvm compiles for, as LLVM names it (default: this "
                           "machine's)"},
     {"backend", "NAME", "the backend --emit=plan plans for (default: the build's default)"},
+    {"collectives", "KIND", "how a GPU plan reduces gradients: nccl (on the device, the default) "
+                            "or mpi (host copies, for ranks that share a GPU)"},
     {"stop-after", "STAGE", "print --emit=plan after select, layouts, buffers or bind (default bind)"},
     {"threads", "T", "the thread count --emit=plan plans for (default: the CPUs this process may "
                      "run on, so that one machine always prints the same plan)"},
@@ -89,6 +91,7 @@ struct PlanOptions {
   runtime::PlanStage last = runtime::PlanStage::Bind;
   std::string targetCpu;
   std::string kernelCache;
+  std::string collectives = "nccl";
 };
 
 // Reads the plan options; fails with a usage error message.
@@ -114,6 +117,11 @@ Error readPlanOptions(const cli::ParsedArgs &args, bool emitPlan, PlanOptions &o
     o.threads = static_cast<int>(t);
   }
   if (args.has("jit-cache")) o.kernelCache = args.get("jit-cache");
+  if (args.has("collectives")) {
+    o.collectives = args.get("collectives");
+    if (o.collectives != "nccl" && o.collectives != "mpi")
+      return Error::make("--collectives expects nccl or mpi, got '" + o.collectives + "'");
+  }
   if (args.has("stop-after")) {
     auto stage = runtime::parsePlanStage(args.get("stop-after"));
     if (!emitPlan) return Error::make("--stop-after needs --emit=plan");
@@ -207,6 +215,7 @@ Error forEachPlan(const ir::Module &m, const PlanOptions &o, runtime::PlanStage 
   runtime::BackendOptions bo;
   bo.threads = o.threads;
   bo.kernelCache = o.kernelCache;
+  bo.collectives = o.collectives;
   bo.planOnly = true;
   auto backends = runtime::BackendSet::create(o.backend, bo);
   if (!backends) return backends.takeError();

@@ -1,8 +1,288 @@
-// The Collective family of the cuda device module's kernels (placeholder until its kernels land).
+// The Collective family of the cuda device module: allreduce_start and allreduce_wait on the
+// device, by NCCL (one rank per GPU). The job's communicator (MPI, or the one-rank local one)
+// bootstraps NCCL: rank 0's unique id is broadcast over it when the first reduction starts, on
+// every rank at the same step of the same plan. A start orders the reduction after the compute
+// stream's work by a device event, reduces each run of back-to-back buffers in place on the
+// module's communication stream (the mean folded in: ncclAvg when every rank weighs 1/P,
+// else each rank's own factor by ncclRedOpCreatePreMulSum), and records an event there; its
+// wait makes the compute stream wait for that event. No host thread blocks, so a captured step
+// (a CUDA graph) holds the reductions too. A watchdog thread polls ncclCommGetAsyncError and
+// the age of the reductions in flight: an error, or one older than --comm-timeout, aborts the
+// communicator and ends the job with a message, as the MPI watchdog does.
 #include "backends/cuda/device/Device.h"
+
+#include "runtime/Communicator.h"
+#include "runtime/Queue.h"
+
+#include <nccl.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
 
 namespace dtnn::cuda {
 
-void registerCollectiveKernels(DeviceRegistry &) {}
+namespace {
+
+Error check(ncclResult_t r, const char *what) {
+  if (r == ncclSuccess) return Error::success();
+  return Error::make(std::string(what) + ": " + ncclGetErrorString(r) +
+                     (r == ncclInvalidUsage ? " (two ranks on one GPU? NCCL refuses them; "
+                                              "run with --collectives mpi)"
+                                            : ""));
+}
+
+Expected<ncclDataType_t> ncclType(ir::DType t) {
+  switch (t) {
+  case ir::DType::F32: return ncclFloat32;
+  case ir::DType::F64: return ncclFloat64;
+  default:
+    return Error::make("NCCL reduces f32 and f64 buffers here, got " + std::string(ir::dtypeName(t)));
+  }
+}
+
+// A reduction in flight: its event on the communication stream and when it started.
+struct Pending {
+  cudaEvent_t done = nullptr;
+  std::string what;
+  double since = 0;
+};
+
+// The module's NCCL communicator over the job's ranks, its stream, and its watchdog.
+class Nccl {
+public:
+  static Expected<Nccl *> get(runtime::Communicator &job) {
+    static std::mutex mu;
+    static std::unique_ptr<Nccl> one;
+    std::lock_guard<std::mutex> lock(mu);
+    if (one) return one.get();
+    auto n = std::unique_ptr<Nccl>(new Nccl(job));
+    if (Error e = n->init()) return e;
+    one = std::move(n);
+    return one.get();
+  }
+  ~Nccl() {
+    stop_ = true;
+    if (watchdog_.joinable()) watchdog_.join();
+    for (auto &entry : premul_) ncclRedOpDestroy(entry.second, comm_);
+    if (comm_) ncclCommDestroy(comm_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  cudaStream_t stream() const { return stream_; }
+  ncclComm_t comm() const { return comm_; }
+  int size() const { return job_.size(); }
+
+  // The reduction op that scales each rank's buffer by `scale` before summing.
+  Expected<ncclRedOp_t> op(double scale, ncclDataType_t type) {
+    if (scale == 1.0) return ncclSum;
+    if (scale * size() == 1.0) return ncclAvg;
+    auto key = std::make_pair(scale, int(type));
+    if (auto it = premul_.find(key); it != premul_.end()) return it->second;
+    ncclRedOp_t op;
+    float f = static_cast<float>(scale);
+    void *scalar = type == ncclFloat64 ? static_cast<void *>(&scale) : static_cast<void *>(&f);
+    if (Error e = check(ncclRedOpCreatePreMulSum(&op, scalar, type, ncclScalarHostImmediate, comm_),
+                        "ncclRedOpCreatePreMulSum"))
+      return e;
+    premul_[key] = op;
+    return op;
+  }
+
+  void track(cudaEvent_t done, const std::string &what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back({done, what, runtime::monotonicSeconds()});
+  }
+
+private:
+  explicit Nccl(runtime::Communicator &job) : job_(job) {}
+
+  Error init() {
+    ncclUniqueId id{};
+    if (job_.rank() == 0)
+      if (Error e = check(ncclGetUniqueId(&id), "ncclGetUniqueId")) return e;
+    if (job_.size() > 1)
+      if (Error e = job_.broadcast(&id, sizeof id, 0, "sharing NCCL's unique id")) return e;
+    if (Error e = check(ncclCommInitRank(&comm_, job_.size(), id, job_.rank()), "ncclCommInitRank"))
+      return e;
+    int lowest = 0, highest = 0;
+    cudaDeviceGetStreamPriorityRange(&lowest, &highest);
+    if (Error e = cuda::check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, highest),
+                              "cudaStreamCreateWithPriority"))
+      return e;
+    timeout_ = settings().commTimeoutSeconds;
+    watchdog_ = std::thread([this] { watch(); });
+    return Error::success();
+  }
+
+  // Every 100 ms: NCCL's asynchronous error, and reductions in flight past the timeout.
+  void watch() {
+    while (!stop_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::string failure;
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess)
+        failure = std::string("NCCL failed: ") + ncclGetErrorString(async);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        double now = runtime::monotonicSeconds();
+        while (!pending_.empty() && cudaEventQuery(pending_.front().done) != cudaErrorNotReady) {
+          cudaEventDestroy(pending_.front().done);
+          pending_.erase(pending_.begin());
+        }
+        if (failure.empty() && !pending_.empty() && now - pending_.front().since > timeout_) {
+          char secs[32];
+          std::snprintf(secs, sizeof secs, "%.1f s", now - pending_.front().since);
+          failure = "'" + pending_.front().what + "' has not finished on the GPU after " + secs +
+                    " (--comm-timeout " + std::to_string(int(timeout_)) +
+                    " s); a rank stopped, hung or died, or its link is down";
+        }
+      }
+      if (failure.empty()) continue;
+      std::cout << std::flush;
+      std::cerr << ("dtnn-run: rank " + std::to_string(job_.rank()) + ": error: " + failure +
+                    "; ending the job\n")
+                << std::flush;
+      ncclCommAbort(comm_);
+      comm_ = nullptr;
+      job_.abortJob(4);
+      std::_Exit(4);
+    }
+  }
+
+  runtime::Communicator &job_;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  double timeout_ = 60;
+  std::map<std::pair<double, int>, ncclRedOp_t> premul_;
+  std::mutex mu_;
+  std::vector<Pending> pending_;
+  std::atomic<bool> stop_{false};
+  std::thread watchdog_;
+};
+
+// Each allreduce_start's event of its reductions' end, for its wait.
+class Done {
+public:
+  static Done &get() {
+    static Done d;
+    return d;
+  }
+  void put(const ir::Op *start, cudaEvent_t e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_[start] = e;
+  }
+  cudaEvent_t take(const ir::Op *start) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = events_.find(start);
+    if (it == events_.end()) return nullptr;
+    cudaEvent_t e = it->second;
+    events_.erase(it);
+    return e;
+  }
+
+private:
+  std::mutex mu_;
+  std::map<const ir::Op *, cudaEvent_t> events_;
+};
+
+class AllreduceStart : public DeviceKernel {
+public:
+  explicit AllreduceStart(const DeviceKernelSpec &s) : op_(s.op), in_(s.in) {
+    const std::string &kind = s.op->attrs().getString("op");
+    mean_ = kind == "mean" || kind == "mean_deferred";
+    deferred_ = kind == "mean_deferred";
+    int64_t bucket = s.op->attrs().getInt("bucket");
+    uint64_t bytes = 0;
+    for (const auto &d : s.in) bytes += d.bytes;
+    what_ = "allreduce of " + (bucket >= 0 ? "bucket " + std::to_string(bucket) : std::string("a gradient")) +
+            " (" + std::to_string(bytes) + " bytes)";
+  }
+  Error run(const runtime::KernelArgs &a, runtime::ExecContext &ctx) override {
+    if (!ctx.comm) return Error::make("no communicator");
+    Expected<Launch> l = launchOf(ctx);
+    if (!l) return l.takeError();
+    auto nccl = Nccl::get(*ctx.comm);
+    if (!nccl) return nccl.takeError();
+    // The compute stream's work so far (the gradients) before the reduction.
+    cudaEvent_t ready = nullptr, done = nullptr;
+    if (Error e = cuda::check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate")) return e;
+    if (Error e = cuda::check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate")) return e;
+    cudaEventRecord(ready, l->stream);
+    cudaStreamWaitEvent((*nccl)->stream(), ready, 0);
+    cudaEventDestroy(ready);
+    double scale = mean_ ? ctx.share() * (deferred_ ? ctx.comm->size() : 1) : 1.0;
+    size_t i = 0;
+    if (Error e = check(ncclGroupStart(), "ncclGroupStart")) return e;
+    while (i < a.in.size()) {
+      char *start = static_cast<char *>(a.in[i].data);
+      ir::DType t = a.in[i].type.dtype;
+      size_t elem = ir::dtypeSize(t);
+      size_t count = in_[i].bytes / elem;
+      char *end = start + in_[i].bytes;
+      for (++i; i < a.in.size() && a.in[i].data == end && a.in[i].type.dtype == t; ++i) {
+        count += in_[i].bytes / elem;
+        end += in_[i].bytes;
+      }
+      auto type = ncclType(t);
+      if (!type) return type.takeError();
+      auto op = (*nccl)->op(scale, *type);
+      if (!op) return op.takeError();
+      if (Error e = check(ncclAllReduce(start, start, count, *type, *op, (*nccl)->comm(),
+                                        (*nccl)->stream()),
+                          "ncclAllReduce"))
+        return e;
+    }
+    if (Error e = check(ncclGroupEnd(), "ncclGroupEnd")) return e;
+    cudaEventRecord(done, (*nccl)->stream());
+    Done::get().put(op_, done);
+    // A second event for the watchdog, which destroys it once the reduction is done (not in a
+    // step being captured, whose events only the graph's replays record).
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    cudaStreamIsCapturing(l->stream, &capturing);
+    cudaEvent_t watched = nullptr;
+    if (capturing == cudaStreamCaptureStatusNone &&
+        cudaEventCreateWithFlags(&watched, cudaEventDisableTiming) == cudaSuccess) {
+      cudaEventRecord(watched, (*nccl)->stream());
+      (*nccl)->track(watched, what_);
+    }
+    return cuda::check(cudaGetLastError(), "starting an NCCL allreduce");
+  }
+
+private:
+  const ir::Op *op_;
+  std::vector<runtime::BufferDesc> in_;
+  bool mean_ = true, deferred_ = false;
+  std::string what_;
+};
+
+class AllreduceWait : public DeviceKernel {
+public:
+  explicit AllreduceWait(const DeviceKernelSpec &s) : start_(s.op->operand(0)->definingOp()) {}
+  Error run(const runtime::KernelArgs &, runtime::ExecContext &ctx) override {
+    Expected<Launch> l = launchOf(ctx);
+    if (!l) return l.takeError();
+    cudaEvent_t done = Done::get().take(start_);
+    if (!done) return Error::make("allreduce_wait without its start on the device");
+    cudaStreamWaitEvent(l->stream, done, 0);
+    cudaEventDestroy(done);
+    return cuda::check(cudaGetLastError(), "waiting for an NCCL allreduce");
+  }
+
+private:
+  const ir::Op *start_;
+};
+
+} // namespace
+
+void registerCollectiveKernels(DeviceRegistry &r) {
+  r.add("allreduce_start", [](const DeviceKernelSpec &s) { return make<AllreduceStart>(s); });
+  r.add("allreduce_wait", [](const DeviceKernelSpec &s) { return make<AllreduceWait>(s); });
+}
 
 } // namespace dtnn::cuda

@@ -134,13 +134,16 @@ Expected<DeviceInfo> startDevice(const DeviceSettings &s) {
                                    : "the CUDA driver finds no GPU");
   }
   if (Error err = check(e, "cudaGetDeviceCount")) return err;
-  if (s.device < 0 || s.device >= count)
-    return Error::make("there is no GPU " + std::to_string(s.device) + " (this machine has " +
+  int device = s.localRank >= 0 ? s.localRank % count : s.device;
+  if (device < 0 || device >= count)
+    return Error::make("there is no GPU " + std::to_string(device) + " (this machine has " +
                        std::to_string(count) + ")");
-  if (Error err = check(cudaSetDevice(s.device), "cudaSetDevice")) return err;
+  if (Error err = check(cudaSetDevice(device), "cudaSetDevice")) return err;
   cudaDeviceProp p{};
-  if (Error err = check(cudaGetDeviceProperties(&p, s.device), "cudaGetDeviceProperties")) return err;
+  if (Error err = check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties")) return err;
   DeviceInfo info;
+  info.device = device;
+  info.deviceCount = count;
   info.name = p.name;
   info.major = p.major;
   info.minor = p.minor;
