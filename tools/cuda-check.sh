@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The prepared check of the cuda backend on a GPU machine, run from the repository root there with
 # the bundle tools/cuda-bundle.sh made: each step under its own time limit, its whole log kept in
-# $OUT (or ./cuda-check-logs), its last lines printed. The limits add up to 535 s, so that the
+# $OUT (or ./cuda-check-logs), its last lines printed. The limits add up to 550 s, so that the
 # whole check fits one call of at most 600 s on a machine lent for 15 minutes.
 #   1 versions    the GPU, the driver, PyTorch, and the libraries every carried file finds
 #   2 kernels     every cuda kernel against the reference backend (the differential tests)
 #   3 steps       20 train steps on the GPU against the same steps on the CPU (strict float32)
 #   4 lenet       LeNet on Fashion-MNIST, 5 epochs, on the GPU (target: 88.5% test accuracy)
 #   5 profile     the profile of ResNet-50 train steps at batch 256, by layer and by kernel
-#   6 bench       bench/gpu_compare.py: dtnn against PyTorch on the same GPU
+#   6 ranks       two ranks sharing the GPU over MPI (the bundle's mpirun; host copies staged
+#                 through pinned memory): --deterministic bit-identical to one rank, and the
+#                 exposed communication of ResNet-50's train step (NCCL as a one-rank
+#                 communicator is CudaDevice.NcclOneRankAllreduce, in step 2)
+#   7 bench       bench/gpu_compare.py: dtnn against PyTorch on the same GPU
 #
 #   bash tools/cuda-check.sh [BUNDLE] [STEP...]    (default build-device, all steps)
 set -uo pipefail
@@ -16,7 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUNDLE="${1:-build-device}"
 shift || true
 STEPS=("$@")
-((${#STEPS[@]})) || STEPS=(versions kernels steps lenet profile bench)
+((${#STEPS[@]})) || STEPS=(versions kernels steps lenet profile ranks bench)
 LOGS="${OUT:-cuda-check-logs}"
 mkdir -p "$LOGS"
 B="$(cd "$BUNDLE" && pwd)"
@@ -27,6 +31,11 @@ LIBS=""
 for d in "$SP"/nvidia/*/lib; do [[ -d "$d" ]] && LIBS="$LIBS:$d"; done
 export LD_LIBRARY_PATH="$B/lib${LIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DTNN_CUDA_CACHE="$LOGS/kernel-cache" OMP_NUM_THREADS="${OMP_NUM_THREADS:-8}"
+# The bundle's Open MPI (tools/openmpi-bundle.sh).
+export OPAL_PREFIX="$B/openmpi" PMIX_PREFIX="$B/openmpi/pmix2" PATH="$B/openmpi/bin:$PATH"
+export PMIX_MCA_mca_base_component_path="$B/openmpi/pmix2/lib/pmix"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mca_base_component_show_load_errors=0
 RUN="$B/bin/dtnn-run"
 
 # step NAME SECONDS FUNCTION: runs the function in a shell of its own under the time limit, with
@@ -80,7 +89,13 @@ trainSteps() {
 }
 
 lenet() {
-  "$RUN" examples/lenet.dtnn --backend cuda --data "$B/data/fashion-mnist" --epochs 5 \
+  # The bundle's training images are xz (for size): unpacked beside the other files first.
+  local data
+  data=$(mktemp -d)
+  ln -s "$B"/data/fashion-mnist/*.gz "$data/"
+  python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+    "$B/data/fashion-mnist/train-images-idx3-ubyte.xz" "$data/train-images-idx3-ubyte"
+  "$RUN" examples/lenet.dtnn --backend cuda --data "$data" --epochs 5 \
     --metrics "$LOGS/lenet-metrics.jsonl"
 }
 
@@ -89,20 +104,35 @@ profile() {
     --steps 8 --profile --no-progress
 }
 
+# Two ranks on the one GPU reduce over MPI (NCCL refuses two ranks on a device): bit-identical
+# to one rank with --deterministic; then ResNet-50's step profiled, its reductions exposed.
+ranks() {
+  set -o pipefail
+  local rc=0 mpi="mpirun --mca btl self,vader --bind-to none -x LD_LIBRARY_PATH -x DTNN_CUDA_CACHE"
+  local args="--backend cuda --synthetic --steps 10 --batch 32 --seed 5 --deterministic --no-progress"
+  "$RUN" examples/lenet.dtnn $args --save "$LOGS/det1.st" | tail -n 2 || rc=1
+  $mpi -np 2 "$RUN" examples/lenet.dtnn $args --save "$LOGS/det2.st" | tail -n 2 || rc=1
+  if cmp "$LOGS/det1.st" "$LOGS/det2.st"; then echo "deterministic: 2 ranks on one GPU = 1 rank, bit for bit"; else rc=1; fi
+  $mpi -np 2 "$RUN" examples/resnet50.dtnn --backend cuda --synthetic --synthetic-size 1024,64 \
+    --batch 128 --steps 8 --profile --no-progress | grep -E -A14 "^communication|^train step|images/s" || rc=1
+  return $rc
+}
+
 bench() {
   python3 bench/gpu_compare.py --build-dir "$B" --json "$LOGS/bench.jsonl" ${BENCH_ARGS:-}
 }
 
 export B RUN LOGS
-export -f versions kernels trainSteps lenet profile bench
+export -f versions kernels trainSteps lenet profile ranks bench
 for s in "${STEPS[@]}"; do
   case "$s" in
   versions) step versions 30 versions ;;
-  kernels) step kernels 100 kernels ;;
-  steps) step steps 100 trainSteps ;;
+  kernels) step kernels 90 kernels ;;
+  steps) step steps 90 trainSteps ;;
   lenet) step lenet 60 lenet ;;
   profile) TAIL=80 step profile 45 profile ;;
-  bench) TAIL=80 step bench 200 bench ;;
+  ranks) TAIL=60 step ranks 60 ranks ;;
+  bench) TAIL=80 step bench 175 bench ;;
   *) echo "cuda-check: unknown step '$s'" >&2 ;;
   esac
 done

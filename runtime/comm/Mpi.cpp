@@ -470,7 +470,7 @@ Expected<std::unique_ptr<Communicator>> makeMpiCommunicator(const MpiOptions &op
   world->watchdog = std::make_unique<Watchdog>(
       control, world->rank, world->size,
       topo->nodeNames.size() > 1 ? topo->rankNodes : std::vector<std::string>(),
-      opts.timeoutSeconds, opts.progressSeconds);
+      opts.timeoutSeconds, opts.progressSeconds, opts.slowdownFactor);
   return std::unique_ptr<Communicator>(new MpiCommunicator(world, std::move(*topo), *data));
 }
 

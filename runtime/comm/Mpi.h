@@ -30,6 +30,9 @@ struct MpiOptions {
   // often, so that messages move while a kernel runs; 0: they move between
   // kernels (the executor calls progress()), in waits, and every 100 ms.
   double progressSeconds = 0.001;
+  // A collective whose waits grow past this many times their usual length (and 0.25 s past
+  // it), three times in a row, ends the job (runtime/comm/Slowdown.h); 0: never.
+  double slowdownFactor = 10;
 };
 
 // The world communicator of this job; initializes MPI.

@@ -10,6 +10,8 @@
 // doing, and ends the job with MPI_Abort.
 #pragma once
 
+#include "runtime/comm/Slowdown.h"
+
 #include <mpi.h>
 
 #include <atomic>
@@ -17,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,8 +32,11 @@ public:
   // messages then move mostly between kernels).
   // rankNodes: on several nodes, each rank's node name, for messages (empty
   // on one node).
+  // slowdownFactor: a collective whose waits grow past that many times their usual length
+  // (runtime/comm/Slowdown.h) ends the job, naming the node whose link slowed when the
+  // job spans several (0: never).
   Watchdog(MPI_Comm control, int rank, int size, std::vector<std::string> rankNodes,
-           double timeoutSeconds, double progressSeconds);
+           double timeoutSeconds, double progressSeconds, double slowdownFactor);
   ~Watchdog();
 
   // Registers a collective for as long as it lives.
@@ -73,6 +79,12 @@ private:
   // Asks the other ranks; returns when one of them is slow in declared work
   // (the collective may wait on), else reports and ends the job.
   void expire(const InFlight &late, double now);
+  // The seconds a probe of each other node takes (its first rank sends kProbeBytes back), by
+  // that rank; infinite for one that did not answer within 10 s.
+  std::map<int, double> probeNodes();
+  // Reports a slowdown, naming the node whose link slowed where that can be told, and ends
+  // the job.
+  [[noreturn]] void slowedDown(const Slowdown &s);
   // Whether the answer of `rank` shows declared work that progressed within
   // the timeout; `text` becomes the answer's text.
   bool progressing(int rank, const std::string &answer, double now, std::string &text);
@@ -92,6 +104,10 @@ private:
   // Per rank, the progress of its declared work last seen and when it grew.
   std::map<int, std::pair<uint64_t, double>> progress_;
   std::string lastNote_; // the last "waiting for slow work" note printed
+  SlowdownDetector slowdown_;   // under mutex_
+  std::optional<Slowdown> slow_; // under mutex_: a slowdown for the thread to report
+  bool probed_ = false;          // whether probe_ was taken (the watchdog's thread)
+  std::map<int, double> probe_;  // probeNodes() once the waits had their usual times
   MPI_Request question_ = MPI_REQUEST_NULL;
   int questionBuf_ = 0;
   std::thread thread_;

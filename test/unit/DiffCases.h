@@ -133,5 +133,6 @@ std::vector<Case> shapeCases();      // DiffShape.cpp
 std::vector<Case> optimizerCases();  // DiffOptimizer.cpp
 std::vector<Case> encodingCases();   // DiffEncoding.cpp
 std::vector<Case> dropoutCases();    // DiffEncoding.cpp
+std::vector<Case> collectiveCases(); // DiffCollective.cpp
 
 } // namespace dtnn::test::diff

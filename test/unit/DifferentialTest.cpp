@@ -34,7 +34,7 @@ std::vector<Case> allCases() {
                    activationCases, softmaxCases,
                    binaryCases, concatCases, matmulCases, attentionCases, layerNormCases, mathCases,
                    lossCases, reduceCases, shapeCases, optimizerCases, encodingCases,
-                   dropoutCases}) {
+                   dropoutCases, collectiveCases}) {
     std::vector<Case> cs = gen();
     all.insert(all.end(), cs.begin(), cs.end());
   }
@@ -76,6 +76,7 @@ TEST(Differential, Shape) { runFamily("Shape", shapeCases()); }
 TEST(Differential, Optimizer) { runFamily("Optimizer", optimizerCases()); }
 TEST(Differential, Encoding) { runFamily("Encoding", encodingCases()); }
 TEST(Differential, Dropout) { runFamily("Dropout", dropoutCases()); }
+TEST(Differential, Collective) { runFamily("Collective", collectiveCases()); }
 
 DEVICE_FAMILY(Conv, convCases)
 DEVICE_FAMILY(Dense, denseCases)
@@ -96,6 +97,7 @@ DEVICE_FAMILY(Shape, shapeCases)
 DEVICE_FAMILY(Optimizer, optimizerCases)
 DEVICE_FAMILY(Encoding, encodingCases)
 DEVICE_FAMILY(Dropout, dropoutCases)
+DEVICE_FAMILY(Collective, collectiveCases)
 
 // ---------------------------------------------------------------------------
 // Kernels running in place. The op table lets an activation's result (and

@@ -1,6 +1,7 @@
 #include "RefRun.h"
 
 #include "ir/TextParser.h"
+#include "runtime/Communicator.h"
 #include "runtime/ModuleRunner.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,8 @@ struct GraphRunner::State {
   DiagnosticEngine diags{sm, errs};
   std::unique_ptr<ir::Module> module;
   std::optional<runtime::BackendSet> backends;
+  // One rank, for the collectives' kernels.
+  std::unique_ptr<runtime::Communicator> comm = runtime::makeLocalCommunicator();
   std::unique_ptr<runtime::ModuleRunner> runner;
   runtime::Executor *exec = nullptr;
   std::string error;
@@ -42,7 +45,7 @@ GraphRunner::GraphRunner(const std::string &irText, int threads, const std::stri
     return;
   }
   s_->backends.emplace(std::move(*backends));
-  s_->runner = std::make_unique<runtime::ModuleRunner>(*s_->module, *s_->backends);
+  s_->runner = std::make_unique<runtime::ModuleRunner>(*s_->module, *s_->backends, s_->comm.get());
   auto exec = s_->runner->executor(*g, 1);
   if (!exec) {
     s_->error = exec.error().message();

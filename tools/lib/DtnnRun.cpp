@@ -99,6 +99,9 @@ const std::vector<cli::OptionSpec> kOptions = {
                           "the step as a CUDA graph"},
     {"op-profile-out", "FILE", "also write the train step's per-op times to FILE (for --op-profile)"},
     {"comm-timeout", "S", "under mpirun: end the job when a collective waits S seconds (default 60)"},
+    {"comm-slowdown", "F", "under mpirun: end the job when a reduction's waits grow to F times "
+                           "their usual length, 3 steps in a row, naming the node whose link "
+                           "slowed (default 10; 0: never)"},
     {"comm-progress-ms", "MS", "under mpirun: while reductions are in flight, move their messages "
                                "every MS ms during kernels too (default 1; 0: mostly between kernels)"},
     {"skip-comm", "", "under mpirun: skip the gradient reductions (to measure their cost)", false, cli::Agree::Value},
@@ -370,6 +373,13 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
       return usageError("--comm-timeout expects a positive number of seconds, got '" +
                         args->get("comm-timeout") + "'");
     mo.timeoutSeconds = t;
+  }
+  if (args->has("comm-slowdown")) {
+    double f = 0;
+    const std::string &v = args->get("comm-slowdown");
+    if (v != "0" && (!parsePositive(v, f) || f <= 1))
+      return usageError("--comm-slowdown expects 0 or a factor above 1, got '" + v + "'");
+    mo.slowdownFactor = f;
   }
   if (args->has("comm-progress-ms")) {
     double ms = 0;
