@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace dtnn::runtime {
 
@@ -56,6 +58,16 @@ public:
   // Makes the backend ready to run kernels: a device backend starts its
   // device here, and fails with why it cannot. Plans need no start.
   virtual Error start() { return Error::success(); }
+
+  // A backend that reduces gradients in its own memory (NCCL on a GPU): the fastest of
+  // `repeats` allreduces of f32 sums over `comm`'s ranks, {bytes, seconds} for sizes from
+  // 4 KiB to `maxBytes` by 4x, every rank getting rank 0's figures (dtnn-run --calibrate).
+  // Fails for a backend whose reductions are the host communicator's.
+  virtual Expected<std::vector<std::pair<double, double>>>
+  timeAllreduces(Communicator &comm, double maxBytes, int repeats) {
+    (void)comm, (void)maxBytes, (void)repeats;
+    return Error::make("the " + std::string(name()) + " backend reduces through the host");
+  }
 
   // Memory, zero-filled on allocation. Throws std::bad_alloc when refused.
   virtual void *allocate(size_t bytes) = 0;

@@ -82,6 +82,13 @@ Error CudaBackend::start() {
   return Error::success();
 }
 
+Expected<std::vector<std::pair<double, double>>>
+CudaBackend::timeAllreduces(runtime::Communicator &comm, double maxBytes, int repeats) {
+  if (!api_ || !ncclCollectives())
+    return Error::make("the cuda backend reduces through the host here (--collectives mpi)");
+  return api_->timeAllreduces(comm, maxBytes, repeats);
+}
+
 void CudaBackend::fail(Error e) {
   std::lock_guard<std::mutex> lock(failureMu_);
   if (e && !failure_) failure_ = std::move(e);

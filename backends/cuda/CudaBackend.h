@@ -22,6 +22,8 @@ public:
   std::string_view name() const override;
   std::string summary() const override;
   runtime::MemorySpace memorySpace() const override { return runtime::MemorySpace::Device; }
+  Expected<std::vector<std::pair<double, double>>>
+  timeAllreduces(runtime::Communicator &comm, double maxBytes, int repeats) override;
   Error start() override;
 
   void *allocate(size_t bytes) override;

@@ -135,6 +135,9 @@ struct DeviceApi {
   std::string (*summary)();
   // The most device memory allocated at once so far.
   uint64_t (*peakBytes)();
+  // NCCL allreduces of device memory timed over `comm`'s ranks (Backend::timeAllreduces).
+  Expected<std::vector<std::pair<double, double>>> (*timeAllreduces)(runtime::Communicator &comm,
+                                                                     double maxBytes, int repeats);
 };
 
 // The module's one exported symbol and file name.

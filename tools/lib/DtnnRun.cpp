@@ -38,6 +38,7 @@
 #include <iostream>
 #include <map>
 #include <new>
+#include <optional>
 
 using namespace dtnn;
 
@@ -213,28 +214,61 @@ Expected<passes::NetModel> measureNodes(runtime::Communicator &comm, std::string
   return net;
 }
 
-// Measures the network of the job's ranks and writes the model to `path`.
-int calibrate(runtime::Communicator &comm, const std::string &path) {
+// The reductions of a device backend (NCCL), timed like measureLink's; fails for a backend that
+// reduces through the host.
+Expected<passes::NetModel> measureDevice(runtime::Communicator &comm, runtime::Backend &device,
+                                         std::string &table) {
+  auto t = device.timeAllreduces(comm, 16 << 20, 10);
+  if (!t) return t.takeError();
+  std::vector<double> bytes, secs;
+  for (const auto &[b, sec] : *t) {
+    bytes.push_back(b);
+    secs.push_back(sec);
+    char line[96];
+    std::snprintf(line, sizeof line, "  %10.0f bytes  %9.1f us  %7.2f GB/s\n", b, 1e6 * sec,
+                  b / sec / 1e9);
+    table += line;
+  }
+  return passes::fitNetModel(bytes, secs, comm.size());
+}
+
+// Measures the network of the job's ranks and writes the model to `path`: the reductions of
+// `device` when it has its own (NCCL: the GPUs and their links move the data, host_share 0),
+// else the host communicator's.
+int calibrate(runtime::Communicator &comm, const std::string &path, runtime::Backend *device) {
   if (comm.size() < 2) {
     std::cerr << "dtnn-run: error: --calibrate measures the network between ranks; run it "
                  "under mpirun with two or more\n";
     return kUsageError;
   }
   std::string table;
-  auto net = comm.nodeCount() > 1 ? measureNodes(comm, table) : measureLink(comm, table);
+  bool onDevice = false;
+  Expected<passes::NetModel> net = Error::make("not measured");
+  if (device) {
+    net = measureDevice(comm, *device, table);
+    onDevice = static_cast<bool>(net);
+    if (!net) {
+      DTNN_LOG_AT(Info, "calibrate", net.error().message() + "; measuring the host's reductions");
+      consumeError(net.takeError());
+      table.clear();
+    }
+  }
+  if (!onDevice) net = comm.nodeCount() > 1 ? measureNodes(comm, table) : measureLink(comm, table);
   if (!net) {
     std::cerr << ("dtnn-run: error: " + net.error().message() + "\n");
     return kInputError;
   }
   // Over the slowest link the job has: between nodes when it spans several.
-  auto share = runtime::timeHostShare(comm, net->beta);
-  if (!share) {
-    std::cerr << ("dtnn-run: error: " + share.error().message() + "\n");
-    return kInputError;
+  if (!onDevice) {
+    auto share = runtime::timeHostShare(comm, net->beta);
+    if (!share) {
+      std::cerr << ("dtnn-run: error: " + share.error().message() + "\n");
+      return kInputError;
+    }
+    net->hostShare = *share;
   }
-  net->hostShare = *share;
   if (comm.rank() != 0) return kOk;
-  std::string where = std::to_string(comm.size()) + " ranks" +
+  std::string where = std::string(onDevice ? "NCCL over " : "") + std::to_string(comm.size()) + " ranks" +
                       (comm.nodeCount() > 1 ? " on " + std::to_string(comm.nodeCount()) + " nodes"
                                             : std::string());
   std::string comment = "measured by dtnn-run --calibrate on " + where +
@@ -403,7 +437,32 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   } else {
     comm = runtime::makeLocalCommunicator();
   }
-  if (args->has("calibrate")) return calibrate(*comm, args->get("calibrate"));
+  // A device backend's GPU and reductions follow the ranks of this node.
+  int local = 0, onNode = 0;
+  for (int r = 0; r < comm->size(); ++r)
+    if (comm->nodeOf(r) == comm->nodeOf(comm->rank())) {
+      onNode += 1;
+      local += r < comm->rank();
+    }
+  bo.ranksOnNode = onNode;
+  if (runtime::launchedByMpi()) bo.localRank = local;
+  bo.collectives = args->has("collectives") ? args->get("collectives") : "auto";
+  if (bo.collectives != "auto" && bo.collectives != "nccl" && bo.collectives != "mpi")
+    return usageError("--collectives expects nccl or mpi, got '" + bo.collectives + "'");
+  bo.commTimeoutSeconds = mo.timeoutSeconds;
+  if (args->has("calibrate")) {
+    // On a device that reduces in its own memory (NCCL), its reductions are the ones measured.
+    std::optional<runtime::BackendSet> device;
+    if (args->has("backend")) {
+      auto set = runtime::BackendSet::create(args->get("backend"), bo);
+      if (!set) {
+        std::cerr << "dtnn-run: error: " << set.error().message() << "\n";
+        return kInputError;
+      }
+      device.emplace(std::move(*set));
+    }
+    return calibrate(*comm, args->get("calibrate"), device ? &device->primary() : nullptr);
+  }
   if (args->positional.size() != 1) return usageError("expected one model file");
   if (Error clash = cli::pathClash(
           {{"--save", args->get("save")}, {"--metrics", args->get("metrics")},
@@ -453,19 +512,6 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     if (Error msg = cli::readCount("--steps", args->get("steps"), 0, INT64_MAX, ro.maxSteps))
       return usageError(msg.message());
   if (Error msg = runtime::BackendSet::checkName(args->get("backend"))) return usageError(msg.message());
-  // A device backend's GPU and reductions follow the ranks of this node.
-  int local = 0, onNode = 0;
-  for (int r = 0; r < comm->size(); ++r)
-    if (comm->nodeOf(r) == comm->nodeOf(comm->rank())) {
-      onNode += 1;
-      local += r < comm->rank();
-    }
-  bo.ranksOnNode = onNode;
-  if (runtime::launchedByMpi()) bo.localRank = local;
-  bo.collectives = args->has("collectives") ? args->get("collectives") : "auto";
-  if (bo.collectives != "auto" && bo.collectives != "nccl" && bo.collectives != "mpi")
-    return usageError("--collectives expects nccl or mpi, got '" + bo.collectives + "'");
-  bo.commTimeoutSeconds = mo.timeoutSeconds;
   auto backends = runtime::BackendSet::create(args->get("backend"), bo);
   if (!backends) {
     std::cerr << "dtnn-run: error: " << backends.error().message() << "\n";

@@ -38,7 +38,8 @@ std::string summary() {
 
 const DeviceApi api{DeviceApi::kVersion, startDevice, allocateDevice, releaseDevice,
                     allocatePinned, releasePinned, copySync, makeQueue, makeKernel, kinds,
-                    captureStep, compileRegionSource, summary, peakDeviceBytes};
+                    captureStep, compileRegionSource, summary, peakDeviceBytes,
+                    timeNcclAllreduces};
 
 } // namespace
 

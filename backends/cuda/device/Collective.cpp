@@ -16,6 +16,7 @@
 
 #include <nccl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -279,6 +280,37 @@ private:
 };
 
 } // namespace
+
+Expected<std::vector<std::pair<double, double>>> timeNcclAllreduces(runtime::Communicator &comm,
+                                                                    double maxBytes, int repeats) {
+  auto nccl = Nccl::get(comm);
+  if (!nccl) return nccl.takeError();
+  size_t most = static_cast<size_t>(maxBytes);
+  void *buf = nullptr;
+  if (Error e = cuda::check(cudaMalloc(&buf, most), "cudaMalloc")) return e;
+  std::vector<std::pair<double, double>> out;
+  float token = 0;
+  Error failed;
+  for (double bytes = 4096; bytes <= maxBytes && !failed; bytes *= 4) {
+    double best = 1e30;
+    for (int i = 0; i < repeats + 2 && !failed; ++i) {
+      // Lines the ranks up, so that each time is of the reduction alone.
+      if ((failed = comm.allreduce(&token, 1, ir::DType::F32, runtime::ReduceOp::Sum, "calibration")))
+        break;
+      double t0 = runtime::monotonicSeconds();
+      failed = check(ncclAllReduce(buf, buf, size_t(bytes) / 4, ncclFloat32, ncclSum,
+                                   (*nccl)->comm(), (*nccl)->stream()),
+                     "ncclAllReduce");
+      if (!failed) failed = cuda::check(cudaStreamSynchronize((*nccl)->stream()), "cudaStreamSynchronize");
+      if (i >= 2) best = std::min(best, runtime::monotonicSeconds() - t0);
+    }
+    if (!failed) failed = comm.broadcast(&best, sizeof best, 0, "calibration");
+    out.push_back({bytes, best});
+  }
+  cudaFree(buf);
+  if (failed) return failed;
+  return out;
+}
 
 void registerCollectiveKernels(DeviceRegistry &r) {
   r.add("allreduce_start", [](const DeviceKernelSpec &s) { return make<AllreduceStart>(s); });

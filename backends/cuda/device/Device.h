@@ -102,4 +102,8 @@ void registerShapeKernels(DeviceRegistry &r);
 void registerCollectiveKernels(DeviceRegistry &r);
 void registerDeviceKernels();
 
+// DeviceApi::timeAllreduces (Collective.cpp).
+Expected<std::vector<std::pair<double, double>>> timeNcclAllreduces(runtime::Communicator &comm,
+                                                                    double maxBytes, int repeats);
+
 } // namespace dtnn::cuda
