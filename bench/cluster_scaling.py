@@ -94,6 +94,9 @@ def inside(args):
                                         os.path.join(ROOT, "examples", "lenet.dtnn"),
                                         "--threads", "1", "--calibrate", net],
                        check=True, stdout=subprocess.DEVNULL)
+        with open(net) as f:
+            share = [l.split("=")[1].strip() for l in f if l.startswith("host_share")]
+        print("# %dx%d: host_share %s" % (nodes, per, share[0] if share else "0"))
         for name, model, steps, quick in MODELS:
             n = quick if args.quick else steps
             auto, flat, skip = [], [], []
