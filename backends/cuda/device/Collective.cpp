@@ -54,25 +54,23 @@ struct Pending {
   double since = 0;
 };
 
-// The module's NCCL communicator over the job's ranks, its stream, and its watchdog.
+// Set when the process exits (before the CUDA runtime's own teardown, registered earlier):
+// the watchdog then stops, so that a context going away is never reported as a failure.
+std::atomic<bool> gExiting{false};
+
+// The module's NCCL communicator over the job's ranks, its stream, and its watchdog. It lives
+// until the process ends (destroying a communicator at exit could wait for ranks that are gone).
 class Nccl {
 public:
   static Expected<Nccl *> get(runtime::Communicator &job) {
     static std::mutex mu;
-    static std::unique_ptr<Nccl> one;
+    static Nccl *one = nullptr;
     std::lock_guard<std::mutex> lock(mu);
-    if (one) return one.get();
+    if (one) return one;
     auto n = std::unique_ptr<Nccl>(new Nccl(job));
     if (Error e = n->init()) return e;
-    one = std::move(n);
-    return one.get();
-  }
-  ~Nccl() {
-    stop_ = true;
-    if (watchdog_.joinable()) watchdog_.join();
-    for (auto &entry : premul_) ncclRedOpDestroy(entry.second, comm_);
-    if (comm_) ncclCommDestroy(comm_);
-    if (stream_) cudaStreamDestroy(stream_);
+    one = n.release();
+    return one;
   }
 
   cudaStream_t stream() const { return stream_; }
@@ -117,13 +115,15 @@ private:
                               "cudaStreamCreateWithPriority"))
       return e;
     timeout_ = settings().commTimeoutSeconds;
-    watchdog_ = std::thread([this] { watch(); });
+    std::atexit([] { gExiting = true; });
+    std::thread([this] { watch(); }).detach();
     return Error::success();
   }
 
   // Every 100 ms: NCCL's asynchronous error, and reductions in flight past the timeout.
   void watch() {
-    while (!stop_) {
+    cudaSetDevice(deviceInfo().device); // the events' device, current in this thread too
+    while (!gExiting) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       std::string failure;
       ncclResult_t async = ncclSuccess;
@@ -145,6 +145,7 @@ private:
         }
       }
       if (failure.empty()) continue;
+      if (gExiting) return;
       std::cout << std::flush;
       std::cerr << ("dtnn-run: rank " + std::to_string(job_.rank()) + ": error: " + failure +
                     "; ending the job\n")
@@ -163,8 +164,6 @@ private:
   std::map<std::pair<double, int>, ncclRedOp_t> premul_;
   std::mutex mu_;
   std::vector<Pending> pending_;
-  std::atomic<bool> stop_{false};
-  std::thread watchdog_;
 };
 
 // Each allreduce_start's event of its reductions' end, for its wait.
