@@ -66,16 +66,20 @@ public:
     static std::mutex mu;
     static Nccl *one = nullptr;
     std::lock_guard<std::mutex> lock(mu);
+    if (one && (one->rank_ != job.rank() || one->size_ != job.size()))
+      return Error::make("the NCCL communicator was made for rank " + std::to_string(one->rank_) +
+                         " of " + std::to_string(one->size_) + ", not " +
+                         std::to_string(job.rank()) + " of " + std::to_string(job.size()));
     if (one) return one;
-    auto n = std::unique_ptr<Nccl>(new Nccl(job));
-    if (Error e = n->init()) return e;
+    auto n = std::unique_ptr<Nccl>(new Nccl(job.rank(), job.size()));
+    if (Error e = n->init(job)) return e;
     one = n.release();
     return one;
   }
 
   cudaStream_t stream() const { return stream_; }
   ncclComm_t comm() const { return comm_; }
-  int size() const { return job_.size(); }
+  int size() const { return size_; }
 
   // The reduction op that scales each rank's buffer by `scale` before summing.
   Expected<ncclRedOp_t> op(double scale, ncclDataType_t type) {
@@ -99,15 +103,16 @@ public:
   }
 
 private:
-  explicit Nccl(runtime::Communicator &job) : job_(job) {}
+  Nccl(int rank, int size) : rank_(rank), size_(size) {}
 
-  Error init() {
+  // Over `job`, which bootstraps it (and which it does not keep).
+  Error init(runtime::Communicator &job) {
     ncclUniqueId id{};
-    if (job_.rank() == 0)
+    if (rank_ == 0)
       if (Error e = check(ncclGetUniqueId(&id), "ncclGetUniqueId")) return e;
-    if (job_.size() > 1)
-      if (Error e = job_.broadcast(&id, sizeof id, 0, "sharing NCCL's unique id")) return e;
-    if (Error e = check(ncclCommInitRank(&comm_, job_.size(), id, job_.rank()), "ncclCommInitRank"))
+    if (size_ > 1)
+      if (Error e = job.broadcast(&id, sizeof id, 0, "sharing NCCL's unique id")) return e;
+    if (Error e = check(ncclCommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank"))
       return e;
     int lowest = 0, highest = 0;
     cudaDeviceGetStreamPriorityRange(&lowest, &highest);
@@ -147,17 +152,16 @@ private:
       if (failure.empty()) continue;
       if (gExiting) return;
       std::cout << std::flush;
-      std::cerr << ("dtnn-run: rank " + std::to_string(job_.rank()) + ": error: " + failure +
+      std::cerr << ("dtnn-run: rank " + std::to_string(rank_) + ": error: " + failure +
                     "; ending the job\n")
                 << std::flush;
       ncclCommAbort(comm_);
-      comm_ = nullptr;
-      job_.abortJob(4);
+      // The launcher ends the other ranks when this one exits with a failure.
       std::_Exit(4);
     }
   }
 
-  runtime::Communicator &job_;
+  int rank_ = 0, size_ = 1;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
   double timeout_ = 60;
