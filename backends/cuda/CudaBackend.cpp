@@ -189,11 +189,11 @@ Expected<std::unique_ptr<runtime::Kernel>> CudaBackend::makeConversion(const run
                          from.str() + " to " + to.str());
     spec.kind = "copy";
     return std::unique_ptr<runtime::Kernel>(
-        new CudaKernel(*this, std::move(spec), runtime::QueueKind::Copy, {false}));
+        new CudaKernel(api_, std::move(spec), runtime::QueueKind::Copy, {false}));
   }
   spec.kind = "convert";
   return std::unique_ptr<runtime::Kernel>(
-      new CudaKernel(*this, std::move(spec), runtime::QueueKind::Compute, {false}));
+      new CudaKernel(api_, std::move(spec), runtime::QueueKind::Compute, {false}));
 }
 
 namespace {
@@ -211,6 +211,23 @@ bool deviceAvailable() {
     return false;
   }
   return true;
+}
+
+} // namespace
+
+namespace {
+
+// The kernel of request `r` for entry `op`: the plain device kernel its fields describe.
+Expected<std::unique_ptr<runtime::Kernel>> makePlainKernel(const runtime::KernelRequest &r,
+                                                           const CudaOp &op) {
+  auto *backend = dynamic_cast<CudaBackend *>(&r.backend);
+  if (!backend)
+    return Error::make("a cuda kernel was requested of the " + std::string(r.backend.name()) + " backend");
+  auto spec = plainKernelSpec(r, op);
+  if (!spec) return spec.takeError();
+  std::vector<bool> reusable(spec->in.size(), op.reuse);
+  return std::unique_ptr<runtime::Kernel>(new CudaKernel(
+      backend->api(), std::move(*spec), runtime::QueueKind::Compute, std::move(reusable)));
 }
 
 } // namespace
@@ -240,7 +257,7 @@ Error registerCudaBackend() {
     auto shared = std::make_shared<CudaOp>(std::move(op));
     runtime::KernelMaker make = shared->make;
     if (!make)
-      make = [shared](const runtime::KernelRequest &r) { return makeCudaKernel(r, *shared); };
+      make = [shared](const runtime::KernelRequest &r) { return makePlainKernel(r, *shared); };
     if (Error e = runtime::KernelRegistry::get().add(shared->op, kBackendName, shared->dtypes,
                                                      runtime::LayoutKind::Plain, make, shared->claims))
       return e;

@@ -22,9 +22,9 @@ std::vector<ir::TensorType> typesOf(const std::vector<runtime::BufferDesc> &desc
 
 } // namespace
 
-CudaKernel::CudaKernel(CudaBackend &backend, DeviceKernelSpec spec, runtime::QueueKind queue,
+CudaKernel::CudaKernel(const DeviceApi *api, DeviceKernelSpec spec, runtime::QueueKind queue,
                        std::vector<bool> reusable)
-    : Kernel(typesOf(spec.in), typesOf(spec.out)), backend_(backend), spec_(std::move(spec)),
+    : Kernel(typesOf(spec.in), typesOf(spec.out)), api_(api), spec_(std::move(spec)),
       queue_(queue), reusable_(std::move(reusable)) {
   in_ = spec_.in;
   out_ = spec_.out;
@@ -38,9 +38,8 @@ bool CudaKernel::allowsReuse(size_t operand, size_t result) const {
 }
 
 Error CudaKernel::bind() {
-  const DeviceApi *api = backend_.api();
-  if (!api) return Error::success(); // a plan only: no device kernel
-  auto k = api->makeKernel(spec_);
+  if (!api_) return Error::success(); // a plan only: no device kernel
+  auto k = api_->makeKernel(spec_);
   if (!k) return k.takeError();
   device_ = std::move(*k);
   return Error::success();
@@ -51,10 +50,7 @@ Error CudaKernel::run(const runtime::KernelArgs &args, runtime::ExecContext &ctx
   return device_->run(args, ctx);
 }
 
-Expected<std::unique_ptr<runtime::Kernel>> makeCudaKernel(const runtime::KernelRequest &r,
-                                                          const CudaOp &op) {
-  auto *backend = dynamic_cast<CudaBackend *>(&r.backend);
-  if (!backend) return Error::make("a cuda kernel was requested of the " + std::string(r.backend.name()) + " backend");
+Expected<DeviceKernelSpec> plainKernelSpec(const runtime::KernelRequest &r, const CudaOp &op) {
   DeviceKernelSpec spec;
   spec.kind = r.op.name();
   spec.op = &r.op;
@@ -68,9 +64,7 @@ Expected<std::unique_ptr<runtime::Kernel>> makeCudaKernel(const runtime::KernelR
     for (const ir::TensorType &t : r.out) spec.out.push_back(deviceBuffer(t));
   }
   if (op.workspace) spec.workspaceBytes = op.workspace(r.op, typesOf(r.in), r.out);
-  std::vector<bool> reusable(spec.in.size(), op.reuse);
-  return std::unique_ptr<runtime::Kernel>(
-      new CudaKernel(*backend, std::move(spec), runtime::QueueKind::Compute, std::move(reusable)));
+  return spec;
 }
 
 } // namespace dtnn::cuda

@@ -2,18 +2,20 @@
 // buffers (device memory, or pinned host memory for a copy's host side), its
 // workspace and whether results may take operands' storage are fixed when
 // the plan is made, without a device; binding asks the device module for the
-// device kernel, when the backend runs on a device.
+// device kernel, when the backend runs on a device (its started module's interface; none for a
+// backend that only plans).
 #pragma once
 
-#include "backends/cuda/CudaBackend.h"
 #include "backends/cuda/CudaOps.h"
+#include "backends/cuda/DeviceApi.h"
 
 namespace dtnn::cuda {
 
 class CudaKernel final : public runtime::Kernel {
 public:
   // `reusable[i]`: whether results may take operand i's storage.
-  CudaKernel(CudaBackend &backend, DeviceKernelSpec spec, runtime::QueueKind queue,
+  // `api`: the device module the backend started, or null for a backend that only plans.
+  CudaKernel(const DeviceApi *api, DeviceKernelSpec spec, runtime::QueueKind queue,
              std::vector<bool> reusable);
   ~CudaKernel() override;
 
@@ -28,7 +30,7 @@ public:
   void keepBody(std::unique_ptr<ir::Graph> body) { body_ = std::move(body); }
 
 private:
-  CudaBackend &backend_;
+  const DeviceApi *api_;
   DeviceKernelSpec spec_;
   runtime::QueueKind queue_;
   std::vector<bool> reusable_;
@@ -37,8 +39,7 @@ private:
   std::unique_ptr<ir::Graph> body_;
 };
 
-// The kernel of request `r` for entry `op`.
-Expected<std::unique_ptr<runtime::Kernel>> makeCudaKernel(const runtime::KernelRequest &r,
-                                                          const CudaOp &op);
+// The spec of the plain device kernel that entry `op` describes for request `r`.
+Expected<DeviceKernelSpec> plainKernelSpec(const runtime::KernelRequest &r, const CudaOp &op);
 
 } // namespace dtnn::cuda

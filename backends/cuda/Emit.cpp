@@ -1,5 +1,6 @@
 // What `dtnnc compile --emit=cuda` prints: the CUDA source of every kernel a
 // plan generates for the cuda backend, in plan order.
+#include "backends/cuda/CudaBackend.h"
 #include "backends/cuda/CudaKernel.h"
 
 #include "ir/ops/FusedActivation.h"

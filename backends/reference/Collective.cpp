@@ -6,7 +6,7 @@
 // the executor advances it between kernels, and the MPI communicator's own
 // thread every millisecond. rank_count reads the communicator's size.
 #include "backends/reference/KernelTable.h"
-#include "runtime/Communicator.h"
+#include "runtime/BucketReduction.h"
 
 #include <map>
 #include <mutex>
@@ -45,42 +45,16 @@ private:
 
 class AllreduceStart : public runtime::Kernel {
 public:
-  explicit AllreduceStart(const KernelRequest &r) : Kernel(r) {
+  explicit AllreduceStart(const KernelRequest &r) : Kernel(r), bucket_(r.op, r.in) {
     in_ = r.in; // any layout: whole buffers are reduced
-    const std::string &op = r.op.attrs().getString("op");
-    mean_ = op == "mean" || op == "mean_deferred";
-    deferred_ = op == "mean_deferred";
-    // The verifier checked the name.
-    if (auto a = runtime::parseAlgorithm(r.op.attrs().getString("algorithm"))) algorithm_ = *a;
-    int64_t bucket = r.op.attrs().getInt("bucket");
-    uint64_t bytes = 0;
-    for (const auto &d : r.in) bytes += d.bytes;
-    what_ = "allreduce of " + (bucket >= 0 ? "bucket " + std::to_string(bucket) : std::string("a gradient")) +
-            " (" + std::to_string(bytes) + " bytes)";
   }
   bool wantsContiguousOperands() const override { return true; }
   Error run(const KernelArgs &a, runtime::ExecContext &ctx) override {
     if (!ctx.comm) return Error::make("no communicator");
-    // A mean weighs each rank by its share of the global batch; a deferred
-    // one by its share times the rank count (1 when the batch splits evenly,
-    // which scales nothing), its consumers dividing by the rank count.
-    double scale = mean_ ? ctx.share() * (deferred_ ? ctx.comm->size() : 1) : 1.0;
     std::vector<uint64_t> handles;
-    size_t i = 0;
-    while (i < a.in.size()) {
-      // Runs of buffers that lie back to back with one element type go as one.
-      char *start = static_cast<char *>(a.in[i].data);
-      ir::DType t = a.in[i].type.dtype;
-      // Whole buffers, padding of blocked layouts included.
-      size_t elem = ir::dtypeSize(t);
-      size_t count = in_[i].bytes / elem;
-      char *end = start + in_[i].bytes;
-      for (++i; i < a.in.size() && a.in[i].data == end && a.in[i].type.dtype == t; ++i) {
-        count += in_[i].bytes / elem;
-        end += in_[i].bytes;
-      }
-      auto h = ctx.comm->startAllreduce(start, count, t, runtime::ReduceOp::Sum, what_, scale,
-                                        algorithm_);
+    for (const runtime::BufferRun &run : bucket_.runs(a.in)) {
+      auto h = ctx.comm->startAllreduce(run.data, run.count, run.dtype, runtime::ReduceOp::Sum,
+                                        bucket_.what(), bucket_.scale(ctx), bucket_.algorithm());
       if (!h) return h.takeError();
       handles.push_back(*h);
     }
@@ -89,9 +63,7 @@ public:
   }
 
 private:
-  bool mean_ = true, deferred_ = false;
-  runtime::Algorithm algorithm_ = runtime::Algorithm::Flat;
-  std::string what_;
+  runtime::BucketReduction bucket_;
 };
 
 class AllreduceWait : public runtime::Kernel {

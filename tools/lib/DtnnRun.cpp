@@ -161,19 +161,28 @@ std::vector<cli::OptionSpec> options() {
 
 // Times allreduces on `comm` and fits the α-β model to them; `table` gets
 // the measurements, a line each.
+// The network model fitted to allreduce timings ({bytes, seconds}) over `ranks` ranks, each
+// timing a line of `table`.
+Expected<passes::NetModel> fitTimings(const std::vector<std::pair<double, double>> &timings,
+                                      int ranks, std::string &table) {
+  std::vector<double> bytes, secs;
+  for (const auto &[b, sec] : timings) {
+    bytes.push_back(b);
+    secs.push_back(sec);
+    char line[96];
+    std::snprintf(line, sizeof line, "  %10.0f bytes  %9.1f us  %7.2f GB/s\n", b, 1e6 * sec,
+                  b / sec / 1e9);
+    table += line;
+  }
+  return passes::fitNetModel(bytes, secs, ranks);
+}
+
 Expected<passes::NetModel> measureLink(runtime::Communicator &comm, std::string &table) {
   auto t = runtime::timeAllreduces(comm, 16 << 20, 10);
   if (!t) return t.takeError();
-  std::vector<double> bytes, secs;
-  for (const auto &x : *t) {
-    bytes.push_back(x.bytes);
-    secs.push_back(x.seconds);
-    char line[96];
-    std::snprintf(line, sizeof line, "  %10.0f bytes  %9.1f us  %7.2f GB/s\n", x.bytes,
-                  1e6 * x.seconds, x.bytes / x.seconds / 1e9);
-    table += line;
-  }
-  return passes::fitNetModel(bytes, secs, comm.size());
+  std::vector<std::pair<double, double>> timings;
+  for (const auto &x : *t) timings.push_back({x.bytes, x.seconds});
+  return fitTimings(timings, comm.size(), table);
 }
 
 // On several nodes: the link between nodes measured by one rank a node, and
@@ -220,16 +229,7 @@ Expected<passes::NetModel> measureDevice(runtime::Communicator &comm, runtime::B
                                          std::string &table) {
   auto t = device.timeAllreduces(comm, 16 << 20, 10);
   if (!t) return t.takeError();
-  std::vector<double> bytes, secs;
-  for (const auto &[b, sec] : *t) {
-    bytes.push_back(b);
-    secs.push_back(sec);
-    char line[96];
-    std::snprintf(line, sizeof line, "  %10.0f bytes  %9.1f us  %7.2f GB/s\n", b, 1e6 * sec,
-                  b / sec / 1e9);
-    table += line;
-  }
-  return passes::fitNetModel(bytes, secs, comm.size());
+  return fitTimings(*t, comm.size(), table);
 }
 
 // Measures the network of the job's ranks and writes the model to `path`: the reductions of

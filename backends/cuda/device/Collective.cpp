@@ -11,7 +11,7 @@
 // communicator and ends the job with a message, as the MPI watchdog does.
 #include "backends/cuda/device/Device.h"
 
-#include "runtime/Communicator.h"
+#include "runtime/BucketReduction.h"
 #include "runtime/Queue.h"
 
 #include <nccl.h>
@@ -197,16 +197,7 @@ private:
 
 class AllreduceStart : public DeviceKernel {
 public:
-  explicit AllreduceStart(const DeviceKernelSpec &s) : op_(s.op), in_(s.in) {
-    const std::string &kind = s.op->attrs().getString("op");
-    mean_ = kind == "mean" || kind == "mean_deferred";
-    deferred_ = kind == "mean_deferred";
-    int64_t bucket = s.op->attrs().getInt("bucket");
-    uint64_t bytes = 0;
-    for (const auto &d : s.in) bytes += d.bytes;
-    what_ = "allreduce of " + (bucket >= 0 ? "bucket " + std::to_string(bucket) : std::string("a gradient")) +
-            " (" + std::to_string(bytes) + " bytes)";
-  }
+  explicit AllreduceStart(const DeviceKernelSpec &s) : op_(s.op), bucket_(*s.op, s.in) {}
   Error run(const runtime::KernelArgs &a, runtime::ExecContext &ctx) override {
     if (!ctx.comm) return Error::make("no communicator");
     Expected<Launch> l = launchOf(ctx);
@@ -220,24 +211,14 @@ public:
     cudaEventRecord(ready, l->stream);
     cudaStreamWaitEvent((*nccl)->stream(), ready, 0);
     cudaEventDestroy(ready);
-    double scale = mean_ ? ctx.share() * (deferred_ ? ctx.comm->size() : 1) : 1.0;
-    size_t i = 0;
+    double scale = bucket_.scale(ctx);
     if (Error e = check(ncclGroupStart(), "ncclGroupStart")) return e;
-    while (i < a.in.size()) {
-      char *start = static_cast<char *>(a.in[i].data);
-      ir::DType t = a.in[i].type.dtype;
-      size_t elem = ir::dtypeSize(t);
-      size_t count = in_[i].bytes / elem;
-      char *end = start + in_[i].bytes;
-      for (++i; i < a.in.size() && a.in[i].data == end && a.in[i].type.dtype == t; ++i) {
-        count += in_[i].bytes / elem;
-        end += in_[i].bytes;
-      }
-      auto type = ncclType(t);
+    for (const runtime::BufferRun &run : bucket_.runs(a.in)) {
+      auto type = ncclType(run.dtype);
       if (!type) return type.takeError();
       auto op = (*nccl)->op(scale, *type);
       if (!op) return op.takeError();
-      if (Error e = check(ncclAllReduce(start, start, count, *type, *op, (*nccl)->comm(),
+      if (Error e = check(ncclAllReduce(run.data, run.data, run.count, *type, *op, (*nccl)->comm(),
                                         (*nccl)->stream()),
                           "ncclAllReduce"))
         return e;
@@ -253,16 +234,14 @@ public:
     if (capturing == cudaStreamCaptureStatusNone &&
         cudaEventCreateWithFlags(&watched, cudaEventDisableTiming) == cudaSuccess) {
       cudaEventRecord(watched, (*nccl)->stream());
-      (*nccl)->track(watched, what_);
+      (*nccl)->track(watched, bucket_.what());
     }
     return cuda::check(cudaGetLastError(), "starting an NCCL allreduce");
   }
 
 private:
   const ir::Op *op_;
-  std::vector<runtime::BufferDesc> in_;
-  bool mean_ = true, deferred_ = false;
-  std::string what_;
+  runtime::BucketReduction bucket_;
 };
 
 class AllreduceWait : public DeviceKernel {

@@ -2,6 +2,7 @@
 // every elementwise op the code generator knows run alone as a region of one
 // op, each compiled from the CUDA source backends/cuda/RegionSource.h writes
 // (NVRTC, in the device module, cached on disk by the source's hash).
+#include "backends/cuda/CudaBackend.h"
 #include "backends/cuda/CudaKernel.h"
 #include "backends/cuda/RegionSource.h"
 #include "ir/ops/FusedUpdate.h"
@@ -69,7 +70,7 @@ Expected<std::unique_ptr<runtime::Kernel>> regionKernel(const runtime::KernelReq
   for (const ir::TensorType &t : r.out) spec.out.push_back(deviceBuffer(t));
   spec.workspaceBytes = regionWorkspace(*code, code->reduced.empty() ? ir::DType::F32 : args[0].dtype);
   spec.region = std::make_shared<const RegionCode>(std::move(*code));
-  auto k = std::make_unique<CudaKernel>(*backend, std::move(spec), runtime::QueueKind::Compute,
+  auto k = std::make_unique<CudaKernel>(backend->api(), std::move(spec), runtime::QueueKind::Compute,
                                         wholeArguments(body, args));
   if (owned) k->keepBody(std::move(owned));
   return std::unique_ptr<runtime::Kernel>(std::move(k));
@@ -112,7 +113,7 @@ Expected<std::unique_ptr<runtime::Kernel>> makeFusedUpdate(const runtime::Kernel
   for (const ir::TensorType &t : r.out) spec.out.push_back(deviceBuffer(t));
   spec.region = std::make_shared<const RegionCode>(std::move(*code));
   return std::unique_ptr<runtime::Kernel>(new CudaKernel(
-      *backend, std::move(spec), runtime::QueueKind::Compute, std::vector<bool>(r.in.size(), false)));
+      backend->api(), std::move(spec), runtime::QueueKind::Compute, std::vector<bool>(r.in.size(), false)));
 }
 
 bool claimsFusedUpdate(const ir::Op &op, const std::vector<ir::TensorType> &in) {
