@@ -60,7 +60,7 @@ Val Elaborator::sequence(Val::Kind kind, std::vector<Val> items, const SourceLoc
 bool convertType(const TypeAst &t, ir::TensorType &out, DiagnosticEngine &diags) {
   auto dtype = ir::parseDType(t.dtype);
   if (!dtype) {
-    std::string hint = closestMatch(t.dtype, {"f32", "f64", "i32", "i64", "u8", "bool"});
+    std::string hint = closestMatch(t.dtype, ir::dtypeNames());
     diags.error(t.loc, "unknown element type '" + t.dtype + "'" +
                            (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
     return false;

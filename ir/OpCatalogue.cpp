@@ -65,6 +65,16 @@ void printOpCatalogue(std::ostream &os) {
     os << "- role: " << opRoleName(def->role)
        << (def->internal ? "; internal: made by passes, not callable from a .dtnn model" : "")
        << "\n";
+    os << "- mixed precision: " << precisionName(def->precision);
+    switch (def->precision) {
+    case Precision::Low: os << " (bf16 operands, float32 accumulation)"; break;
+    case Precision::Follow: os << " (its operands' type)"; break;
+    case Precision::Float: os << " (float32)"; break;
+    case Precision::Undeclared: os << " (computes in float32 under mixed precision)"; break;
+    }
+    for (size_t i = 0; i < def->floatOperands.size(); ++i)
+      os << (i ? ", " : "; float32: ") << def->floatOperands[i];
+    os << "\n";
     if (def->random) os << "- draws random numbers: never merged with another op\n";
     if (def->collective) os << "- collective: every rank runs it; never merged or removed\n";
     if (std::string origin = OpTable::get().origin(def->name); origin != kBuiltinOrigin)

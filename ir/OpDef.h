@@ -158,6 +158,27 @@ enum class OpRole {
 };
 const char *opRoleName(OpRole role);
 
+// The element type an op computes in under mixed precision, as the op table
+// declares it; the mixed-precision pass (passes/MixedPrecision.cpp) casts
+// operands to it. Every built-in op declares one (a unit test checks); the
+// pass treats an op that declares none, as a plugin's may, as Float.
+enum class Precision {
+  Undeclared,
+  // bf16 operands, float32 accumulation: every floating-point operand is
+  // cast to the low-precision type (convolutions, dense layers, matmuls,
+  // attention, and their gradients).
+  Low,
+  // The type of its floating-point operands, the widest where they differ,
+  // except the operands OpDef::floatOperands names, which are float32: exact
+  // or computed in float32 registers (elementwise arithmetic, activations,
+  // pooling, shapes, batch norm's normalization with float32 statistics).
+  Follow,
+  // float32: low-precision operands are cast up (softmax, losses, sums over
+  // many elements, optimizer updates, running statistics).
+  Float,
+};
+const char *precisionName(Precision p);
+
 struct OpDef {
   std::string name;
   std::string summary; // one sentence for the op catalogue
@@ -207,6 +228,10 @@ struct OpDef {
   // numResults of its own, like an op without a region.
   bool yieldsResults = true;
   std::function<Error(const Graph &body)> verifyBody;
+  // Mixed precision: the type the op computes in, and for Follow, the
+  // operands kept in float32 (a batch norm's scale, shift and statistics).
+  Precision precision = Precision::Undeclared;
+  std::vector<std::string> floatOperands = {};
 
   const AttrSpec *findAttr(const std::string &n) const;
   // The operand count range this op accepts.

@@ -6,6 +6,7 @@
 
 #include "ir/IR.h"
 #include "ir/Registry.h"
+#include "ir/RunSettings.h"
 
 #include <cassert>
 #include <climits>
@@ -28,6 +29,16 @@ const char *opRoleName(OpRole role) {
   case OpRole::Backward: return "backward";
   case OpRole::Update: return "update";
   case OpRole::Metric: return "metric";
+  }
+  return "?";
+}
+
+const char *precisionName(Precision p) {
+  switch (p) {
+  case Precision::Undeclared: return "undeclared";
+  case Precision::Low: return "low";
+  case Precision::Follow: return "follow";
+  case Precision::Float: return "float";
   }
   return "?";
 }
@@ -126,6 +137,7 @@ Error registerBuiltinOps() {
   if (done) return Error::success();
   done = true;
   if (Error e = registerInitDefaults()) return e;
+  if (Error e = registerPrecisionChoices()) return e;
   BuiltinOps t;
   registerConvOps(t);
   registerDenseOps(t);
@@ -145,6 +157,7 @@ Error registerBuiltinOps() {
   registerOptimizerOps(t);
   registerCollectiveOps(t);
   registerFusedOps(t);
+  registerCastOps(t);
   return t.failure().empty() ? Error::success() : Error::make(t.failure());
 }
 

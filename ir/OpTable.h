@@ -66,5 +66,6 @@ void registerLossOps(BuiltinOps &t);
 void registerOptimizerOps(BuiltinOps &t);
 void registerCollectiveOps(BuiltinOps &t);
 void registerFusedOps(BuiltinOps &t);
+void registerCastOps(BuiltinOps &t);
 
 } // namespace dtnn::ir

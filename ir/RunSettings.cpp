@@ -62,6 +62,7 @@ SettingCall *callOf(RunSettings &s, const std::string &key) {
   if (key == "data") return &s.data;
   if (key == "schedule") return &s.schedule;
   if (key == "init_defaults") return &s.initDefaults;
+  if (key == "precision") return &s.precision;
   return nullptr;
 }
 
@@ -83,6 +84,8 @@ const std::vector<RunSettingDef> &runSettingDefs() {
       {"metrics", K::Metrics, ""},
       {"optimizer", K::Choice, "the optimizer", 0, "optimizer",
        "NAME", "optimizer", {"optimizer"}},
+      {"precision", K::Choice, "the type convolutions, dense layers and matmuls compute in", 0,
+       "precision", "TYPE", "precision", {"precision"}},
       {"schedule", K::Choice, "", 0, "", "", "schedule", {"schedule"}},
       {"seed", K::Count, "seed of initialization, shuffling and dropout", 0, "seed", "S"},
       {"validation", K::Fraction, "hold out this fraction of the training set for validation", 0,
@@ -340,6 +343,20 @@ Error registerSettingChoice(const std::string &setting, SettingChoice c,
                        defaultSettingChoice(setting) + "' already is");
   std::string name = c.name;
   return it->second.add(name, origin, std::move(c));
+}
+
+Error registerPrecisionChoices() {
+  if (Error e = registerSettingChoice(
+          "precision", {"f32", {}, "every op computes in float32", true}, kBuiltinOrigin))
+    return e;
+  return registerSettingChoice(
+      "precision",
+      {"bf16",
+       {},
+       "mixed precision: convolutions, dense layers, matmuls and attention in bfloat16 with "
+       "float32 accumulation and float32 master weights (the mixed-precision pass)",
+       false},
+      kBuiltinOrigin);
 }
 
 std::vector<SettingChoice> settingChoices(const std::string &setting) {

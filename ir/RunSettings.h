@@ -73,6 +73,8 @@ struct RunSettings {
   SettingCall schedule{defaultSettingChoice("schedule"), {}};
   // Read by the compiler, which builds the layers (frontend/Frontend.cpp).
   SettingCall initDefaults{defaultSettingChoice("init_defaults"), {}};
+  // f32, or bf16: the pipeline gains the mixed-precision pass (passes/Pipelines.h).
+  SettingCall precision{defaultSettingChoice("precision"), {}};
   std::optional<AttrMap> earlyStopping; // the arguments of early_stopping(...)
   std::vector<std::string> metrics{defaultSettingChoice("metrics")}; // the default first, no repeats
 };
@@ -131,5 +133,8 @@ std::string runSettingText(const RunSettings &s, const RunSettingDef &def);
 // the old one, except those with a def of their own (the learning rate).
 // Fails with the message of the check.
 Error setRunSetting(AttrMap &config, const RunSettingDef &def, AttrValue value);
+
+// Registers the choices of the precision setting, f32 (the default) and bf16.
+Error registerPrecisionChoices();
 
 } // namespace dtnn::ir

@@ -150,9 +150,11 @@ bool Parser::parseType(TensorType &t) {
     return errorAt(tok_, "expected a tensor type like f32[?,10], got " + tokenDescription(tok_));
   std::string name(tok_.spelling);
   std::optional<DType> dtype = parseDType(name);
-  if (!dtype)
-    return errorAt(tok_, "unknown element type '" + name + "'" +
-                             didYouMean(name, {"f32", "f64", "i32", "i64", "u8", "bool", "token"}));
+  if (!dtype) {
+    std::vector<std::string> names = dtypeNames();
+    names.push_back("token");
+    return errorAt(tok_, "unknown element type '" + name + "'" + didYouMean(name, names));
+  }
   t.dtype = *dtype;
   t.dims.clear();
   advance();

@@ -11,7 +11,7 @@ struct DTypeInfo {
   unsigned size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::F32, "f32", 4}, {DType::F64, "f64", 8}, {DType::I32, "i32", 4},
+    {DType::F32, "f32", 4}, {DType::BF16, "bf16", 2}, {DType::F64, "f64", 8}, {DType::I32, "i32", 4},
     {DType::I64, "i64", 8}, {DType::U8, "u8", 1},   {DType::Bool, "bool", 1},
     {DType::Token, "token", 0},
 };
@@ -33,6 +33,13 @@ unsigned dtypeSize(DType t) {
   for (const auto &i : kDTypes)
     if (i.type == t) return i.size;
   return 0;
+}
+
+std::vector<std::string> dtypeNames() {
+  std::vector<std::string> out;
+  for (const auto &i : kDTypes)
+    if (i.type != DType::Token) out.push_back(i.name);
+  return out;
 }
 
 bool TensorType::isStatic() const {

@@ -17,12 +17,17 @@ namespace dtnn::ir {
 
 // Token is not a tensor: a value that orders asynchronous work (the start
 // and the wait of a collective). It has no dims and no storage.
-enum class DType : uint8_t { F32, F64, I32, I64, U8, Bool, Token };
+// BF16 is bfloat16: float32's sign and 8-bit exponent with a 7-bit mantissa (the
+// upper half of a float32), rounded to nearest even. Ops on it compute in float32
+// and round what they store (docs/ir.md, "Element types").
+enum class DType : uint8_t { F32, F64, I32, I64, U8, Bool, Token, BF16 };
 
 std::string_view dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view name);
 // Size in bytes of one element.
 unsigned dtypeSize(DType t);
+// The names of the tensor element types (not token), in the order the IR lists them.
+std::vector<std::string> dtypeNames();
 
 constexpr int64_t kDynamic = -1;
 

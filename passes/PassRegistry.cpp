@@ -25,6 +25,7 @@ std::unique_ptr<Pass> createFuseElementwisePass();
 std::unique_ptr<Pass> createFuseUpdatesPass();
 std::unique_ptr<Pass> createDecomposeBatchNormPass();
 std::unique_ptr<Pass> createFoldSliceGradientsPass();
+std::unique_ptr<Pass> createMixedPrecisionPass();
 
 namespace {
 
@@ -62,7 +63,7 @@ Error registerBuiltinPasses() {
         createFuseResidualAddPass, createAutodiffPass, createInsertAllreducePass,
         createBucketAllreducePass, createScheduleCommPass, createSyncBatchNormPass,
         createSplitTrainStepPass, createDecomposeBatchNormPass, createFuseElementwisePass,
-        createFuseUpdatesPass, createFoldSliceGradientsPass})
+        createFuseUpdatesPass, createFoldSliceGradientsPass, createMixedPrecisionPass})
     if (Error e = registerPass(create, ir::kBuiltinOrigin)) return e;
   return Error::success();
 }

@@ -61,6 +61,45 @@ std::string trainStepPipeline(const DataParallelOptions &o) {
   return pipeline + "," + updatePipeline();
 }
 
+namespace {
+
+// The items of a comma-separated list, splitting only outside parentheses and braces.
+std::vector<std::string> topLevelItems(const std::string &list) {
+  std::vector<std::string> items(1);
+  int depth = 0;
+  for (char c : list) {
+    if (c == '(' || c == '{') ++depth;
+    if (c == ')' || c == '}') --depth;
+    if (c == ',' && depth == 0)
+      items.emplace_back();
+    else
+      items.back() += c;
+  }
+  return items;
+}
+
+} // namespace
+
+std::string withPrecision(const std::string &pipeline, const std::string &precision) {
+  if (precision != "bf16") return pipeline;
+  const std::string cleanup = "repeat(canonicalize,cse,dce)";
+  std::string out;
+  bool placed = false;
+  for (const std::string &item : topLevelItems(pipeline)) {
+    std::vector<std::string> passes = {item};
+    if (const Pipeline *p = findPipeline(item)) passes = p->passes;
+    for (const std::string &p : passes) {
+      out += p + ",";
+      if (!placed && p == cleanup) {
+        out += "mixed-precision,";
+        placed = true;
+      }
+    }
+  }
+  out.pop_back();
+  return placed ? out : "shape-infer,mixed-precision," + out;
+}
+
 std::string printPipelines() {
   std::string out;
   for (const Pipeline &p : builtinPipelines()) {

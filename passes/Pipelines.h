@@ -49,6 +49,13 @@ std::string updatePipeline();
 // updatePipeline in turn.
 std::string trainStepPipeline(const DataParallelOptions &o);
 
+// `pipeline` (pass names, groups and pipeline names, comma-separated) for a
+// run in `precision` (the precision setting): as it is for f32; for bf16,
+// with mixed-precision after the first cleanup (repeat(canonicalize,cse,dce))
+// of the pipelines it names, so that the pass sees the forward graph
+// before fusion and autodiff.
+std::string withPrecision(const std::string &pipeline, const std::string &precision);
+
 // One line per pipeline, `name: pass,pass,...`, in builtinPipelines() order.
 std::string printPipelines();
 

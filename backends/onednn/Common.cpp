@@ -20,13 +20,17 @@ dnnl::stream &stream() {
 
 memory::dims dimsOf(const ir::TensorType &t) { return memory::dims(t.dims.begin(), t.dims.end()); }
 
-memory::desc plainDesc(const memory::dims &dims) {
-  memory::dims strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
-  return memory::desc(dims, memory::data_type::f32, strides);
+memory::data_type dataTypeOf(ir::DType t) {
+  return t == ir::DType::BF16 ? memory::data_type::bf16 : memory::data_type::f32;
 }
 
-bool isPlain(const memory::desc &md) { return md == plainDesc(md.dims()); }
+memory::desc plainDesc(const memory::dims &dims, memory::data_type dt) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return memory::desc(dims, dt, strides);
+}
+
+bool isPlain(const memory::desc &md) { return md == plainDesc(md.dims(), md.data_type()); }
 
 std::string tagOf(const memory::desc &md) {
   const dnnl_memory_desc_t &d = md.data;
@@ -56,7 +60,7 @@ BufferDesc bufferOf(const memory::desc &md, const ir::TensorType &t) {
 
 memory::desc descOf(const BufferDesc &d, const memory::dims &dims) {
   if (d.layout.backend() == kBackendName) return *d.layout.descAs<memory::desc>();
-  return plainDesc(dims);
+  return plainDesc(dims, dataTypeOf(d.type.dtype));
 }
 
 Error guard(const std::string &what, const std::function<void()> &f) {
@@ -203,9 +207,11 @@ Error PrimitiveKernel::run(const KernelArgs &args, runtime::ExecContext &) {
   });
 }
 
+std::vector<ir::DType> withBf16() { return {ir::DType::F32, ir::DType::BF16}; }
+
 void add(KernelList &r, const std::string &op, runtime::KernelMaker make,
-         runtime::KernelClaim claims) {
-  Error e = runtime::KernelRegistry::get().add(op, kBackendName, {ir::DType::F32},
+         runtime::KernelClaim claims, std::vector<ir::DType> dtypes) {
+  Error e = runtime::KernelRegistry::get().add(op, kBackendName, std::move(dtypes),
                                                runtime::LayoutKind::Native, std::move(make),
                                                std::move(claims));
   if (e && !r.error) r.error = std::move(e);

@@ -28,8 +28,10 @@ dnnl::engine &engine();
 dnnl::stream &stream();
 
 memory::dims dimsOf(const ir::TensorType &t);
-// A row-major descriptor of f32 `dims`.
-memory::desc plainDesc(const memory::dims &dims);
+// oneDNN's data type of an element type: f32 or bf16 (the kernels register for these).
+memory::data_type dataTypeOf(ir::DType t);
+// A row-major descriptor of `dims` (f32 unless `dt` says otherwise).
+memory::desc plainDesc(const memory::dims &dims, memory::data_type dt = memory::data_type::f32);
 // Whether `md` is row-major over its own dims, without padding.
 bool isPlain(const memory::desc &md);
 // The oneDNN verbose name of a blocked layout: dims in order of decreasing
@@ -40,7 +42,7 @@ std::string tagOf(const memory::desc &md);
 BufferDesc bufferOf(const memory::desc &md, const ir::TensorType &t);
 // The descriptor of a buffer as it arrives: its own when it is in a layout
 // of this backend, else row-major over `dims` (which may differ from its
-// type's, as a grouped convolution's 5-d weights do).
+// type's, as a grouped convolution's 5-d weights do), of its element type.
 memory::desc descOf(const BufferDesc &d, const memory::dims &dims);
 
 // Runs `f`, turning a oneDNN exception into an error naming `what`.
@@ -156,9 +158,12 @@ struct KernelList {
   Error error;
 };
 
-// Registers `make` for f32 `op` in the kernel registry, for oneDNN layouts.
+// Registers `make` for `op` in the kernel registry, for oneDNN layouts, at
+// the element types `dtypes` (f32 alone unless given).
 void add(KernelList &r, const std::string &op, runtime::KernelMaker make,
-         runtime::KernelClaim claims = nullptr);
+         runtime::KernelClaim claims = nullptr, std::vector<ir::DType> dtypes = {ir::DType::F32});
+// f32 and bf16: what the kernels of the ops that compute in bf16 register for.
+std::vector<ir::DType> withBf16();
 
 // The kernel families, one per file.
 void registerAttentionKernels(KernelList &r);

@@ -17,6 +17,7 @@ using dnnl::prop_kind;
 struct ConvGeometry {
   memory::dims x, w, y, strides, dilates, padL, padR;
   bool grouped = false;
+  memory::data_type dt; // the data's (f32 or bf16); oneDNN accumulates in f32 either way
 
   ConvGeometry(const ir::AttrMap &a, const ir::TensorType &xt, const ir::TensorType &wt,
                const ir::TensorType &yt) {
@@ -24,6 +25,7 @@ struct ConvGeometry {
     auto pad = *ir::expandPad(a.getInts("pad"));
     auto dil = *ir::expandInts(a.getInts("dilation"), 2);
     int64_t groups = a.getInt("groups");
+    dt = dataTypeOf(xt.dtype);
     x = dimsOf(xt);
     y = dimsOf(yt);
     w = dimsOf(wt);
@@ -44,7 +46,7 @@ struct ConvGeometry {
   }
   // The forward descriptor backward primitives take as a hint.
   dnnl::convolution_forward::primitive_desc hint() const {
-    return {forward(anyDesc(x), anyDesc(w), memory::desc(), anyDesc(y)), engine()};
+    return {forward(anyDesc(x, dt), anyDesc(w, dt), memory::desc(), anyDesc(y, dt)), engine()};
   }
 };
 
@@ -58,11 +60,12 @@ public:
     ConvGeometry g(r.op.attrs(), r.in[0].type, r.in[1].type, r.out[0]);
     size_t layer = ir::layerOperandCount(r.op);
     bool bias = layer > 2;
-    memory::desc b = bias ? plainDesc({r.in[1].type.dims[0]}) : memory::desc();
+    memory::desc b = bias ? plainDesc({r.in[1].type.dims[0]}, g.dt) : memory::desc();
     auto pd = preferArriving<dnnl::convolution_forward::primitive_desc>(
         {{&r.in[0], g.x}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
           return dnnl::convolution_forward::primitive_desc(
-              g.forward(md[0], md[1], b, anyDesc(g.y)), withFusedActivation(userScratchpad(), r.op),
+              g.forward(md[0], md[1], b, anyDesc(g.y, g.dt)),
+              withFusedActivation(userScratchpad(), r.op),
               engine());
         });
     setDesc(pd);
@@ -99,7 +102,7 @@ public:
     auto hint = g.hint();
     auto pd = preferArriving<dnnl::convolution_backward_data::primitive_desc>(
         {{&r.in[0], g.y}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
-          dnnl::convolution_backward_data::desc d(algorithm::convolution_direct, anyDesc(g.x),
+          dnnl::convolution_backward_data::desc d(algorithm::convolution_direct, anyDesc(g.x, g.dt),
                                                   md[1], md[0], g.strides, g.dilates, g.padL,
                                                   g.padR);
           return dnnl::convolution_backward_data::primitive_desc(d, userScratchpad(), engine(),
@@ -140,9 +143,9 @@ public:
 } // namespace
 
 void registerConvKernels(KernelList &r) {
-  add(r, "conv2d", maker<ConvForward>(), claimsFusedActivation);
-  add(r, "conv2d_backward_data", maker<ConvBackwardData>());
-  add(r, "conv2d_backward_weights", maker<ConvBackwardWeights>());
+  add(r, "conv2d", maker<ConvForward>(), claimsFusedActivation, withBf16());
+  add(r, "conv2d_backward_data", maker<ConvBackwardData>(), nullptr, withBf16());
+  add(r, "conv2d_backward_weights", maker<ConvBackwardWeights>(), nullptr, withBf16());
   add(r, "conv2d_backward_bias", maker<SumToChannels>());
 }
 

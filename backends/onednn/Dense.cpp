@@ -21,18 +21,22 @@ memory::dims rowsOf(const ir::TensorType &t) {
 // The descriptor of an operand of type `t` that arrives as `d`: oneDNN
 // chooses the layout of a 2-d one, and one of higher rank is plain.
 memory::desc matrixDesc(const ir::TensorType &t, const memory::dims &dims) {
-  return t.rank() == 2 ? anyDesc(dims) : plainDesc(dims);
+  memory::data_type dt = dataTypeOf(t.dtype);
+  return t.rank() == 2 ? anyDesc(dims, dt) : plainDesc(dims, dt);
 }
 
 struct DenseDims {
   memory::dims x, w, y;
+  memory::data_type dt; // the data's (f32 or bf16); oneDNN accumulates in f32 either way
   DenseDims(const ir::TensorType &xt, const ir::TensorType &wt) {
     x = rowsOf(xt);
     w = dimsOf(wt);
     y = {x[0], w[0]};
+    dt = dataTypeOf(wt.dtype);
   }
   dnnl::inner_product_forward::primitive_desc hint() const {
-    return {{prop_kind::forward_training, anyDesc(x), anyDesc(w), anyDesc(y)}, engine()};
+    return {{prop_kind::forward_training, anyDesc(x, dt), anyDesc(w, dt), anyDesc(y, dt)},
+            engine()};
   }
 };
 
@@ -42,12 +46,12 @@ public:
   explicit DenseForward(const KernelRequest &r) : PrimitiveKernel(r) {
     DenseDims g(r.in[0].type, r.in[1].type);
     bool bias = r.in.size() > 2;
-    memory::desc b = bias ? plainDesc({g.w[0]}) : memory::desc();
+    memory::desc b = bias ? plainDesc({g.w[0]}, g.dt) : memory::desc();
     bool rows = r.in[0].type.rank() > 2;
     auto pd = preferArriving<dnnl::inner_product_forward::primitive_desc>(
         {{&r.in[0], g.x}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
           dnnl::inner_product_forward::desc d(prop_kind::forward_training,
-                                              rows ? plainDesc(g.x) : md[0], md[1], b,
+                                              rows ? plainDesc(g.x, g.dt) : md[0], md[1], b,
                                               matrixDesc(r.in[0].type, g.y));
           return dnnl::inner_product_forward::primitive_desc(
               d, withFusedActivation(userScratchpad(), r.op), engine());
@@ -66,13 +70,13 @@ public:
   explicit DenseBackwardData(const KernelRequest &r) : PrimitiveKernel(r) {
     const ir::TensorType &dy = r.in[0].type;
     memory::dims w = dimsOf(r.in[1].type);
-    DenseDims g(ir::TensorType(ir::DType::F32, {rowsOf(dy)[0], w[1]}), r.in[1].type);
+    DenseDims g(ir::TensorType(dy.dtype, {rowsOf(dy)[0], w[1]}), r.in[1].type);
     bool rows = dy.rank() > 2;
     auto hint = g.hint();
     auto pd = preferArriving<dnnl::inner_product_backward_data::primitive_desc>(
         {{&r.in[0], g.y}, {&r.in[1], g.w}}, [&](const std::vector<memory::desc> &md) {
           dnnl::inner_product_backward_data::desc d(matrixDesc(dy, g.x), md[1],
-                                                    rows ? plainDesc(g.y) : md[0]);
+                                                    rows ? plainDesc(g.y, g.dt) : md[0]);
           return dnnl::inner_product_backward_data::primitive_desc(d, userScratchpad(), engine(),
                                                                    hint);
         });
@@ -92,9 +96,9 @@ public:
     auto pd = preferArriving<dnnl::inner_product_backward_weights::primitive_desc>(
         {{&r.in[0], g.y}, {&r.in[1], g.x}}, [&](const std::vector<memory::desc> &md) {
           bool rows = r.in[1].type.rank() > 2;
-          dnnl::inner_product_backward_weights::desc d(rows ? plainDesc(g.x) : md[1],
-                                                       anyDesc(g.w),
-                                                       rows ? plainDesc(g.y) : md[0]);
+          dnnl::inner_product_backward_weights::desc d(rows ? plainDesc(g.x, g.dt) : md[1],
+                                                       anyDesc(g.w, g.dt),
+                                                       rows ? plainDesc(g.y, g.dt) : md[0]);
           return dnnl::inner_product_backward_weights::primitive_desc(d, userScratchpad(),
                                                                       engine(), hint);
         });
@@ -120,9 +124,9 @@ public:
 } // namespace
 
 void registerDenseKernels(KernelList &r) {
-  add(r, "dense", maker<DenseForward>(), claimsFusedActivation);
-  add(r, "dense_backward_data", maker<DenseBackwardData>());
-  add(r, "dense_backward_weights", maker<DenseBackwardWeights>());
+  add(r, "dense", maker<DenseForward>(), claimsFusedActivation, withBf16());
+  add(r, "dense_backward_data", maker<DenseBackwardData>(), nullptr, withBf16());
+  add(r, "dense_backward_weights", maker<DenseBackwardWeights>(), nullptr, withBf16());
   add(r, "dense_backward_bias", maker<DenseBackwardBias>());
 }
 

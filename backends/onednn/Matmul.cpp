@@ -21,7 +21,7 @@ memory::desc matrixView(const ir::TensorType &t, size_t rank, bool transposed) {
     std::swap(dims[rank - 1], dims[rank - 2]);
     std::swap(strides[rank - 1], strides[rank - 2]);
   }
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, dataTypeOf(t.dtype), strides);
 }
 
 class Matmul : public PrimitiveKernel {
@@ -31,7 +31,7 @@ public:
     size_t rank = r.out[0].rank();
     memory::desc a = matrixView(r.in[0].type, rank, attrs.getBool("transpose_a"));
     memory::desc b = matrixView(r.in[1].type, rank, attrs.getBool("transpose_b"));
-    memory::desc y = plainDesc(dimsOf(r.out[0]));
+    memory::desc y = plainDesc(dimsOf(r.out[0]), dataTypeOf(r.out[0].dtype));
     dnnl::matmul::primitive_desc pd({a, b, y}, userScratchpad(), engine());
     setDesc(pd);
     argIn(DNNL_ARG_SRC, 0, a);
@@ -42,6 +42,8 @@ public:
 
 } // namespace
 
-void registerMatmulKernels(KernelList &r) { add(r, "matmul", maker<Matmul>()); }
+void registerMatmulKernels(KernelList &r) {
+  add(r, "matmul", maker<Matmul>(), nullptr, withBf16());
+}
 
 } // namespace dtnn::onednn

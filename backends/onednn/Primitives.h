@@ -11,9 +11,10 @@
 
 namespace dtnn::onednn {
 
-// A descriptor of f32 `dims` whose layout the primitive chooses.
-inline memory::desc anyDesc(const memory::dims &dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+// A descriptor of `dims` (f32 unless `dt` says otherwise) whose layout the primitive chooses.
+inline memory::desc anyDesc(const memory::dims &dims,
+                            memory::data_type dt = memory::data_type::f32) {
+  return memory::desc(dims, dt, memory::format_tag::any);
 }
 
 // A descriptor of `dims` (and `like`'s rank) in `like`'s layout where that
@@ -37,9 +38,10 @@ PD preferArriving(const std::vector<Arriving> &operands, Make make) {
   std::vector<memory::desc> arriving, any;
   bool native = false;
   for (const auto &[d, dims] : operands) {
-    any.push_back(anyDesc(dims));
+    memory::data_type dt = dataTypeOf(d->type.dtype);
+    any.push_back(anyDesc(dims, dt));
     native = native || d->layout.backend() == kBackendName;
-    arriving.push_back(d->layout.backend() == kBackendName ? descOf(*d, dims) : anyDesc(dims));
+    arriving.push_back(d->layout.backend() == kBackendName ? descOf(*d, dims) : anyDesc(dims, dt));
   }
   PD chosen = make(any);
   if (!native) return chosen;

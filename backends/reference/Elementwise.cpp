@@ -224,6 +224,21 @@ void registerElementwiseKernels(KernelTable &t) {
   DTNN_ANY_KERNEL(t, "reduce_sum", sumLikeKernel); // the same sum, to the result's type
   DTNN_ANY_KERNEL(t, "broadcast_like", broadcastLikeKernel);
   DTNN_REF_KERNEL(t, "scale", scaleKernel);
+  // A bf16 operand or result arrives as float32 (Bf16Stage.h), which rounds it on the way
+  // out: the cast itself converts between float and double.
+  t.add("cast", [](const KernelArgs &a) {
+    dispatchFloat(a.in[0].type.dtype, [&](auto from) {
+      dispatchFloat(a.out[0].type.dtype, [&](auto to) {
+        using From = decltype(from);
+        using To = decltype(to);
+        const From *x = a.in[0].as<From>();
+        To *y = a.out[0].as<To>();
+        parallelBlocks(a.in[0].numel(), [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) y[i] = static_cast<To>(x[i]);
+        });
+      });
+    });
+  });
   t.add("count_like", [](const KernelArgs &a) {
     dispatchFloat(a.out[0].type.dtype, [&](auto tag) { countLikeKernel<decltype(tag)>(a); });
   });

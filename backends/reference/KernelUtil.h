@@ -5,6 +5,7 @@
 
 #include "backends/reference/KernelTable.h"
 #include "ir/ops/ShapeUtil.h"
+#include "runtime/BFloat16.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -43,6 +44,7 @@ using ir::batchOffsets; // the element offset of each batch matrix (ir/ops/Shape
 inline double readScalar(const TensorView &v) {
   switch (v.type.dtype) {
   case ir::DType::F32: return *v.as<float>();
+  case ir::DType::BF16: return runtime::widenBf16(*v.as<uint16_t>());
   case ir::DType::F64: return *v.as<double>();
   case ir::DType::I32: return *v.as<int32_t>();
   case ir::DType::I64: return static_cast<double>(*v.as<int64_t>());

@@ -3,6 +3,7 @@
 // It claims every op at every element type, so it is every run's fallback.
 #include "backends/reference/ReferenceBackend.h"
 
+#include "backends/reference/Bf16Stage.h"
 #include "backends/reference/KernelTable.h"
 #include "runtime/BackendRegistry.h"
 
@@ -15,8 +16,8 @@ using runtime::KernelRequest;
 
 // Every element type.
 std::vector<ir::DType> allTypes() {
-  return {ir::DType::F32, ir::DType::F64,  ir::DType::I32,  ir::DType::I64,
-          ir::DType::U8,  ir::DType::Bool, ir::DType::Token};
+  return {ir::DType::F32, ir::DType::BF16, ir::DType::F64,  ir::DType::I32,
+          ir::DType::I64, ir::DType::U8,   ir::DType::Bool, ir::DType::Token};
 }
 
 // A reference kernel: a function of its arguments, on plain buffers.
@@ -76,14 +77,15 @@ void KernelTable::add(const std::string &op, KernelFn fn) {
 void KernelTable::addSameLayout(const std::string &op, KernelFn fn) {
   auto shared = std::make_shared<KernelFn>(std::move(fn));
   keep(r_.add(op, kBackendName, allTypes(), runtime::LayoutKind::Same,
-              [shared](const KernelRequest &r) -> Expected<std::unique_ptr<runtime::Kernel>> {
+              stagedBf16([shared](const KernelRequest &r)
+                             -> Expected<std::unique_ptr<runtime::Kernel>> {
                 return std::unique_ptr<runtime::Kernel>(new SameLayoutKernel(r, *shared));
-              }));
+              })));
 }
 
 void KernelTable::addKernel(const std::string &op, runtime::KernelMaker make,
                             runtime::LayoutKind layouts) {
-  keep(r_.add(op, kBackendName, allTypes(), layouts, std::move(make)));
+  keep(r_.add(op, kBackendName, allTypes(), layouts, stagedBf16(std::move(make))));
 }
 
 Error registerReferenceBackend() {

@@ -123,6 +123,9 @@ Error registerMish(const std::string &origin) {
   forward.fusion = ir::FusionClass::Opaque;
   forward.inferShape = inferMish;
   forward.grad = gradMish;
+  // Its kernels are float32's: under --precision bf16 the mixed-precision pass casts a bf16
+  // input up to float32 before it.
+  forward.precision = ir::Precision::Float;
   if (Error e = registerOpWithKernels(std::move(forward), false, origin)) return e;
   ir::OpDef backward;
   backward.name = "mish_backward";
@@ -132,6 +135,7 @@ Error registerMish(const std::string &origin) {
   backward.inferShape = inferMishBackward;
   backward.role = ir::OpRole::Backward;
   backward.internal = true;
+  backward.precision = ir::Precision::Float;
   return registerOpWithKernels(std::move(backward), true, origin);
 }
 

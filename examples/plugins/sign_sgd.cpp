@@ -68,6 +68,7 @@ Error registerSignSgd(const std::string &origin) {
   def.inferShape = inferUpdate;
   def.role = ir::OpRole::Update;
   def.internal = true;
+  def.precision = ir::Precision::Float; // updates the float32 master weights
   if (Error e = ir::registerOp(std::move(def), origin)) return e;
   runtime::KernelEntry k;
   k.op = "signsgd_update";

@@ -43,6 +43,7 @@ OpDef unaryOp(std::string name, std::string summary) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .precision = Precision::Follow,
   };
 }
 
@@ -124,6 +125,7 @@ void addWithBackward(BuiltinOps &t, bool useResult, OpDef def) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = def.precision,
   };
   def.grad = activationGrad(name, useResult);
   t.add(std::move(def));
@@ -146,6 +148,7 @@ void registerActivationOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .precision = Precision::Follow,
   };
   addWithBackward(t, false, std::move(leakyRelu));
   addWithBackward(t, true, unaryOp("sigmoid", "Logistic sigmoid, 1 / (1 + exp(-x))."));
@@ -162,6 +165,7 @@ void registerActivationOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .precision = Precision::Follow,
   };
   addWithBackward(t, false, std::move(gelu));
   addWithBackward(t, false, unaryOp("hard_sigmoid", "Piecewise-linear sigmoid, relu6(x + 3) / 6."));
@@ -177,6 +181,7 @@ void registerActivationOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .precision = Precision::Float,
   };
   addWithBackward(t, true, std::move(softmax));
   OpDef logSoftmax{
@@ -190,6 +195,7 @@ void registerActivationOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = nullptr,
       .trainForm = "",
+      .precision = Precision::Float,
   };
   addWithBackward(t, true, std::move(logSoftmax));
 }

@@ -142,6 +142,7 @@ void registerAttentionOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = gradAttention,
       .trainForm = "",
+      .precision = Precision::Low,
   });
   t.add({
       .name = "scaled_dot_product_attention_backward",
@@ -158,6 +159,7 @@ void registerAttentionOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Low,
   });
 }
 

@@ -85,6 +85,7 @@ void registerCollectiveOps(BuiltinOps &t) {
       .inferShape = inferStart,
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "allreduce_wait",
@@ -98,6 +99,7 @@ void registerCollectiveOps(BuiltinOps &t) {
       .inferShape = inferWait,
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   // What a deferred mean divides by (fuse-updates reads it into the update).
   t.add({
@@ -110,6 +112,7 @@ void registerCollectiveOps(BuiltinOps &t) {
       .inferShape = inferRankCount,
       .role = OpRole::Update,
       .internal = true,
+      .precision = Precision::Follow,
   });
 }
 

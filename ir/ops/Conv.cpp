@@ -268,6 +268,7 @@ void registerConvOps(BuiltinOps &t) {
       .grad = gradConv2d,
       .trainForm = "",
       .bindOperands = bindConv2d,
+      .precision = Precision::Low,
   });
   t.add({
       .name = "conv2d_backward_data",
@@ -283,6 +284,7 @@ void registerConvOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Low,
   });
   t.add({
       .name = "conv2d_backward_weights",
@@ -298,6 +300,7 @@ void registerConvOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Low,
   });
   t.add({
       .name = "conv2d_backward_bias",
@@ -312,6 +315,7 @@ void registerConvOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Low,
   });
 }
 

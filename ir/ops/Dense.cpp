@@ -191,6 +191,7 @@ void registerDenseOps(BuiltinOps &t) {
                           {"bias_init", AttrKind::String, AttrValue(std::string("zeros"))}},
                          buildDense},
       .grad = gradDense,
+      .precision = Precision::Low,
   });
   t.add({
       .name = "dense_backward_data",
@@ -203,6 +204,7 @@ void registerDenseOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Low,
   });
   t.add({
       .name = "dense_backward_weights",
@@ -216,6 +218,7 @@ void registerDenseOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Low,
   });
   t.add({
       .name = "dense_backward_bias",
@@ -228,6 +231,7 @@ void registerDenseOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Low,
   });
 }
 

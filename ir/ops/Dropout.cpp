@@ -79,6 +79,7 @@ void registerDropoutOps(BuiltinOps &t) {
       .grad = gradDropoutTrain,
       .role = OpRole::Forward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   // Stochastic depth (torchvision's StochasticDepth, mode "row"): in a residual branch, a
   // sample's whole branch is dropped with probability rate, and kept ones are scaled.
@@ -95,6 +96,7 @@ void registerDropoutOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = gradDropPath,
       .trainForm = "drop_path_train",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "drop_path_train",
@@ -112,6 +114,7 @@ void registerDropoutOps(BuiltinOps &t) {
       .grad = gradDropoutTrain,
       .role = OpRole::Forward,
       .internal = true,
+      .precision = Precision::Follow,
   });
 }
 

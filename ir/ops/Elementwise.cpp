@@ -71,6 +71,7 @@ bool integerIn(double v, double lo, double hi) { return v >= lo && v < hi && std
 bool representable(double v, DType t) {
   switch (t) {
   case DType::F32:
+  case DType::BF16:
   case DType::F64: return true;
   case DType::I32: return integerIn(v, -0x1p31, 0x1p31);
   case DType::I64: return integerIn(v, -0x1p63, 0x1p63);
@@ -194,6 +195,7 @@ OpDef binaryOp(std::string name, std::string summary, GradFn grad,
       .layer = std::nullopt,
       .grad = std::move(grad),
       .trainForm = "",
+      .precision = Precision::Follow,
   };
 }
 
@@ -218,6 +220,7 @@ void registerElementwiseOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Forward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "scale",
@@ -230,6 +233,7 @@ void registerElementwiseOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = scaleGrad,
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   // The divisor of a mean over the dimensions sum_like reduces, known only
   // when the batch size is: decompose-batchnorm divides its sums by it.
@@ -247,6 +251,7 @@ void registerElementwiseOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Forward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "sum_like",
@@ -261,6 +266,7 @@ void registerElementwiseOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Float,
   });
   t.add({
       .name = "broadcast_like",
@@ -273,6 +279,7 @@ void registerElementwiseOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = adjointGrad("sum_like"),
       .trainForm = "",
+      .precision = Precision::Follow,
   });
 }
 

@@ -169,6 +169,7 @@ void registerEncodingOps(BuiltinOps &t) {
                          buildEmbedding},
       .grad = gradEmbedding,
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "embedding_backward",
@@ -184,6 +185,7 @@ void registerEncodingOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "one_hot",
@@ -194,6 +196,7 @@ void registerEncodingOps(BuiltinOps &t) {
                 {"dtype", AttrKind::String, AttrValue(std::string("f32"))}},
       .fusion = FusionClass::Opaque,
       .inferShape = inferOneHot,
+      .precision = Precision::Follow,
   });
   // No gradient: its operand is integer, so none is ever asked for.
   t.add({
@@ -211,6 +214,7 @@ void registerEncodingOps(BuiltinOps &t) {
                          {{"mean", AttrKind::Floats, AttrValue(std::vector<double>{0.0})},
                           {"std", AttrKind::Floats, AttrValue(std::vector<double>{1.0})}},
                          buildNormalize},
+      .precision = Precision::Follow,
   });
 }
 

@@ -163,6 +163,7 @@ void registerFusedOps(BuiltinOps &t) {
       .internal = true,
       .hasBody = true,
       .verifyBody = verifyFusedBody,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "fused_update",
@@ -185,6 +186,7 @@ void registerFusedOps(BuiltinOps &t) {
       .hasBody = true,
       .yieldsResults = false,
       .verifyBody = verifyUpdateBody,
+      .precision = Precision::Float,
   });
 }
 

@@ -32,13 +32,15 @@ Expected<std::vector<int64_t>> normalizedShape(const TensorType &x, int64_t axes
   return shape;
 }
 
-// Checks that gamma and beta, when given, both have the normalized shape.
+// Checks that gamma and beta, when given, both have the normalized shape, in
+// x's type or its statistics type (float32 for bf16 x).
 Error checkAffine(InferCtx &ctx, size_t first, const TensorType &x, size_t count) {
   Expected<std::vector<int64_t>> shape = normalizedShape(x, ctx.attrs.getInt("axes"));
   if (!shape) return ctx.fail(shape.error().message(), {0});
-  TensorType want(x.dtype, *shape);
+  TensorType want(statisticsType(x.dtype), *shape);
   for (size_t i = first; i < first + count && i < ctx.operands.size(); ++i)
-    if (ctx.operands[i] != want)
+    if (ctx.operands[i].dims != want.dims ||
+        !isStatisticsTypeOf(ctx.operands[i].dtype, x.dtype))
       return ctx.fail("layernorm " + std::string(i == first ? "gamma" : "beta") + " must be " +
                           want.str() + ", got " + ctx.operands[i].str(),
                       {int(i)});
@@ -64,7 +66,7 @@ Error inferLayerNormBackward(InferCtx &ctx) {
     return ctx.fail(
         "layernorm_backward dy " + ctx.operands[0].str() + " does not match x " + x.str(), {0, 1});
   if (Error e = checkAffine(ctx, 2, x, 1)) return e;
-  TensorType affine(x.dtype, *normalizedShape(x, ctx.attrs.getInt("axes")));
+  TensorType affine(statisticsType(x.dtype), *normalizedShape(x, ctx.attrs.getInt("axes")));
   ctx.results = {x, affine, affine};
   return Error::success();
 }
@@ -92,7 +94,7 @@ Error buildLayerNorm(LayerCtx &ctx) {
   ctx.attrs.set("axes", axes);
   ctx.attrs.set("eps", eps);
   if (ctx.args.getBool("affine")) {
-    TensorType affine(x.dtype, *shape);
+    TensorType affine(statisticsType(x.dtype), *shape);
     ctx.params.push_back({"gamma", affine, "ones", true});
     ctx.params.push_back({"beta", affine, "zeros", true});
   }
@@ -123,6 +125,8 @@ void registerLayerNormOps(BuiltinOps &t) {
       .layer = LayerSpec{1, layerArgs, buildLayerNorm},
       .grad = gradLayerNorm,
       .trainForm = "",
+      .precision = Precision::Follow,
+      .floatOperands = {"gamma", "beta"},
   });
   t.add({
       .name = "layernorm_backward",
@@ -139,6 +143,8 @@ void registerLayerNormOps(BuiltinOps &t) {
       .grad = nullptr,
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
+      .floatOperands = {"gamma"},
   });
 }
 

@@ -165,6 +165,7 @@ OpDef lossOp(std::string name, std::string summary, std::vector<OperandSpec> ope
       .grad = std::move(grad),
       .trainForm = {},
       .role = OpRole::Metric,
+      .precision = Precision::Float,
   };
 }
 
@@ -184,6 +185,7 @@ OpDef backwardOp(std::string name, std::string summary, std::vector<OperandSpec>
       .trainForm = {},
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Float,
   };
 }
 
@@ -240,6 +242,7 @@ void registerLossOps(BuiltinOps &t) {
       .grad = nullptr,
       .trainForm = {},
       .role = OpRole::Metric,
+      .precision = Precision::Float,
   });
 }
 

@@ -76,6 +76,7 @@ OpDef unaryOp(std::string name, std::string summary, ShapeFn infer, GradFn grad,
       .grad = std::move(grad),
       .trainForm = "",
       .role = OpRole::Forward,
+      .precision = Precision::Follow,
   };
 }
 

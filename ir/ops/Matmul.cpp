@@ -110,6 +110,7 @@ void registerMatmulOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = gradMatmul,
       .trainForm = "",
+      .precision = Precision::Low,
   });
 }
 

@@ -33,7 +33,7 @@ bool oneValuePerChannel(const TensorType &x) {
 }
 
 // Checks that operands [first, end) of `op` are [C] vectors of x's element
-// type, where x is operand `xIndex` (already checked by checkBatchNormInput,
+// type or its statistics type (float32 for bf16 data), where x is operand `xIndex` (already checked by checkBatchNormInput,
 // so C is static); `names` holds every operand's name.
 Error checkPerChannel(InferCtx &ctx, const std::string &op, const char *const *names, int xIndex,
                       int first, int end) {
@@ -41,8 +41,9 @@ Error checkPerChannel(InferCtx &ctx, const std::string &op, const char *const *n
   int64_t c = x.dims[1];
   for (int i = first; i < end; ++i) {
     const TensorType &p = ctx.operands[i];
-    if (p.rank() != 1 || p.dtype != x.dtype || p.dims[0] != c)
-      return ctx.fail(op + " " + names[i] + " must be " + TensorType(x.dtype, {c}).str() +
+    if (p.rank() != 1 || !isStatisticsTypeOf(p.dtype, x.dtype) || p.dims[0] != c)
+      return ctx.fail(op + " " + names[i] + " must be " +
+                          TensorType(statisticsType(x.dtype), {c}).str() +
                           " to match input " + x.str() + ", got " + p.str(),
                       {xIndex, i});
   }
@@ -86,8 +87,9 @@ Error inferBatchNormFold(InferCtx &ctx) {
   int64_t k = w.dims[0];
   for (size_t i = 1; i < ctx.operands.size(); ++i) {
     const TensorType &p = ctx.operands[i];
-    if (p.rank() != 1 || p.dtype != w.dtype || p.dims[0] != k)
-      return ctx.fail(op + " " + kFoldOperands[i] + " must be " + TensorType(w.dtype, {k}).str() +
+    if (p.rank() != 1 || !isStatisticsTypeOf(p.dtype, w.dtype) || p.dims[0] != k)
+      return ctx.fail(op + " " + kFoldOperands[i] + " must be " +
+                          TensorType(statisticsType(w.dtype), {k}).str() +
                           " to match weight " + w.str() + ", got " + p.str(),
                       {0, int(i)});
   }
@@ -111,7 +113,7 @@ Error inferBatchNormTrain(InferCtx &ctx) {
   if (Error e = checkPerChannel(ctx, op, kBatchNormTrainOperands, 0, 1, 5)) return e;
   if (Error e = checkBatchNormAttrs(ctx, op)) return e;
   if (Error e = checkFusedActivation(ctx, op, x.dtype)) return e;
-  TensorType perChannel(x.dtype, {x.dims[1]});
+  TensorType perChannel(statisticsType(x.dtype), {x.dims[1]});
   ctx.results = {x, perChannel, perChannel};
   return Error::success();
 }
@@ -125,7 +127,7 @@ Error inferBatchNormGrad(InferCtx &ctx, const std::string &op, const char *const
   if (!typesAgree(dy, x))
     return ctx.fail(op + " dy " + dy.str() + " does not match input " + x.str(), {0, 1});
   if (Error e = checkPerChannel(ctx, op, names, 1, 2, 5)) return e;
-  TensorType perChannel(x.dtype, {x.dims[1]});
+  TensorType perChannel(statisticsType(x.dtype), {x.dims[1]});
   ctx.results = {x, perChannel, perChannel};
   return Error::success();
 }
@@ -212,7 +214,7 @@ Error buildBatchNorm(LayerCtx &ctx) {
     return ctx.fail("batchnorm momentum must be in [0, 1]", "momentum");
   ctx.attrs.set("eps", eps);
   ctx.attrs.set("momentum", momentum);
-  TensorType perChannel(x.dtype, {c});
+  TensorType perChannel(statisticsType(x.dtype), {c});
   ctx.params.push_back({"gamma", perChannel, "ones", true});
   ctx.params.push_back({"beta", perChannel, "zeros", true});
   ctx.params.push_back({"running_mean", perChannel, "zeros", false});
@@ -272,6 +274,8 @@ void registerNormOps(BuiltinOps &t) {
                          buildBatchNorm},
       .grad = gradBatchNorm,
       .trainForm = "batchnorm_train",
+      .precision = Precision::Follow,
+      .floatOperands = {"gamma", "beta", "mean", "var"},
   });
   // Updates running_mean and running_var in place and yields their new
   // versions after y, mean and invstd.
@@ -296,6 +300,8 @@ void registerNormOps(BuiltinOps &t) {
       .grad = gradBatchNormTrain,
       .role = OpRole::Forward,
       .internal = true,
+      .precision = Precision::Follow,
+      .floatOperands = {"gamma", "beta", "running_mean", "running_var"},
   });
   t.add({
       .name = "batchnorm_backward",
@@ -310,6 +316,8 @@ void registerNormOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
+      .floatOperands = {"gamma", "mean", "invstd"},
   });
   t.add({
       .name = "batchnorm_backward_frozen",
@@ -324,6 +332,8 @@ void registerNormOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
+      .floatOperands = {"gamma", "mean", "var"},
   });
   // What decompose-batchnorm makes of batchnorm_train's update of its
   // running statistics.
@@ -342,6 +352,7 @@ void registerNormOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Forward,
       .internal = true,
+      .precision = Precision::Float,
   });
   // What fold-batchnorm puts before a convolution or dense layer whose
   // result only an inference batchnorm reads: s = gamma / sqrt(var + eps),
@@ -360,6 +371,8 @@ void registerNormOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .role = OpRole::Forward,
       .internal = true,
+      .precision = Precision::Follow,
+      .floatOperands = {"gamma", "beta", "mean", "var"},
   });
   // Dropout draws random numbers in training, so two dropouts of one value
   // must not merge.
@@ -376,6 +389,7 @@ void registerNormOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = gradDropout,
       .trainForm = "dropout_train",
+      .precision = Precision::Follow,
   });
 }
 

@@ -168,6 +168,7 @@ OpDef updateOp(std::string opt, std::string summary, std::vector<OperandSpec> op
       },
       .role = OpRole::Update,
       .internal = true,
+      .precision = Precision::Float,
   };
 }
 
@@ -243,6 +244,7 @@ OpDef coefficientsOp(std::string opt, std::string summary, std::vector<AttrSpec>
           },
       .role = OpRole::Update,
       .internal = true,
+      .precision = Precision::Float,
   };
 }
 

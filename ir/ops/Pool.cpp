@@ -181,6 +181,7 @@ void registerPoolOps(BuiltinOps &t) {
       .layer = LayerSpec{1, windowPoolArgs(), buildMaxPool},
       .grad = poolGrad("maxpool_backward"),
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "avgpool",
@@ -195,6 +196,7 @@ void registerPoolOps(BuiltinOps &t) {
                     buildAvgPool},
       .grad = poolGrad("avgpool_backward"),
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "global_avgpool",
@@ -207,6 +209,7 @@ void registerPoolOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = poolGrad("global_avgpool_backward"),
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "maxpool_backward",
@@ -222,6 +225,7 @@ void registerPoolOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "avgpool_backward",
@@ -237,6 +241,7 @@ void registerPoolOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "global_avgpool_backward",
@@ -252,6 +257,7 @@ void registerPoolOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
 }
 

@@ -77,6 +77,7 @@ void registerReduceOps(BuiltinOps &t) {
       .grad = adjointGrad("broadcast_like"),
       .trainForm = "",
       .role = OpRole::Forward,
+      .precision = Precision::Float,
   });
   t.add({
       .name = "reduce_max",
@@ -91,6 +92,7 @@ void registerReduceOps(BuiltinOps &t) {
       .grad = reduceMaxGrad,
       .trainForm = "",
       .role = OpRole::Forward,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "reduce_max_backward",
@@ -106,6 +108,7 @@ void registerReduceOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
 }
 

@@ -316,6 +316,7 @@ void registerShapeOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = reshapeGrad,
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "reshape",
@@ -328,6 +329,7 @@ void registerShapeOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = reshapeGrad,
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "concat",
@@ -340,6 +342,7 @@ void registerShapeOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = concatGrad,
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "transpose",
@@ -352,6 +355,7 @@ void registerShapeOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = transposeGrad,
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "reshape_like",
@@ -366,6 +370,7 @@ void registerShapeOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "slice",
@@ -380,6 +385,7 @@ void registerShapeOps(BuiltinOps &t) {
       .layer = std::nullopt,
       .grad = sliceGrad,
       .trainForm = "",
+      .precision = Precision::Follow,
   });
   t.add({
       .name = "slice_backward",
@@ -396,6 +402,7 @@ void registerShapeOps(BuiltinOps &t) {
       .trainForm = "",
       .role = OpRole::Backward,
       .internal = true,
+      .precision = Precision::Follow,
   });
 }
 

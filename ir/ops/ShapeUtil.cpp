@@ -71,7 +71,11 @@ bool typesAgree(const TensorType &a, const TensorType &b) {
   return true;
 }
 
-bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64; }
+bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::BF16; }
+
+DType statisticsType(DType t) { return t == DType::BF16 ? DType::F32 : t; }
+
+bool isStatisticsTypeOf(DType p, DType x) { return p == x || p == statisticsType(x); }
 
 Error sameAsFirstOperand(InferCtx &ctx) {
   ctx.results = {ctx.operands[0]};

@@ -43,8 +43,15 @@ bool dimsAgree(int64_t a, int64_t b);
 // dimensions agrees in the sense of dimsAgree.
 bool typesAgree(const TensorType &a, const TensorType &b);
 
-// True for the floating-point element types (f32, f64).
+// True for the floating-point element types (f32, f64, bf16).
 bool isFloatType(DType t);
+// The type that statistics and per-channel parameters of data of type t are
+// kept in: float32 for bf16 data (a batch norm's mean, scale and running
+// statistics), t itself otherwise.
+DType statisticsType(DType t);
+// Whether a per-channel operand of type p may go with data of type x: x's
+// own type or its statistics type.
+bool isStatisticsTypeOf(DType p, DType x);
 
 // An operand whose storage result `result` may take when the op is its last
 // user (an elementwise op writing element i after reading it).
@@ -66,6 +73,10 @@ Value *reduceTo(Builder &b, Value *g, Value *operand);
 // gradient broadcasts dy back to x (broadcast_like), broadcast_like's and
 // reduce_sum's sum it down (or back up) to x's type.
 GradFn adjointGrad(std::string adjoint);
+
+// v converted to element type t by a cast op (v itself when it has type t);
+// null when the builder failed.
+Value *castTo(Builder &b, Value *v, DType t);
 
 // The element offset of each of `out`'s batch matrices in a tensor of batch
 // dimensions `dims` (aligned right, size 1 broadcasting), whose matrices hold

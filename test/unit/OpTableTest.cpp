@@ -2,6 +2,7 @@
 // dynamic batch dimension, and every error path with its message.
 #include "ir/OpTable.h"
 #include "ir/IR.h"
+#include "ir/Registry.h"
 
 #include <gtest/gtest.h>
 
@@ -119,6 +120,28 @@ TEST(OpTableTest, RegistersEveryOpWithASummary) {
     EXPECT_EQ(d->summary.back(), '.') << d->name;
     EXPECT_TRUE(d->inferShape) << d->name;
   }
+}
+
+// The mixed-precision pass reads each op's precision from the table: every built-in op declares
+// one, the operands it keeps in float32 are operands it has, and the heavy ops are Low.
+TEST(OpTableTest, EveryBuiltinOpDeclaresItsPrecision) {
+  for (const OpDef *d : OpTable::get().all()) {
+    if (OpTable::get().origin(d->name) != kBuiltinOrigin) continue;
+    EXPECT_NE(d->precision, Precision::Undeclared) << d->name << " declares no precision";
+    for (const std::string &name : d->floatOperands) {
+      bool found = false;
+      for (const OperandSpec &o : d->operands) found |= o.name == name;
+      EXPECT_TRUE(found) << d->name << " keeps '" << name << "' in float32 but has no such operand";
+    }
+    if (!d->floatOperands.empty()) EXPECT_EQ(d->precision, Precision::Follow) << d->name;
+  }
+  for (const char *low : {"conv2d", "conv2d_backward_data", "conv2d_backward_weights", "dense",
+                          "dense_backward_data", "dense_backward_weights", "matmul",
+                          "scaled_dot_product_attention"})
+    EXPECT_EQ(OpTable::get().lookup(low)->precision, Precision::Low) << low;
+  for (const char *f : {"softmax", "softmax_cross_entropy", "reduce_sum", "sgd_update",
+                        "adam_update", "fused_update", "moving_average"})
+    EXPECT_EQ(OpTable::get().lookup(f)->precision, Precision::Float) << f;
 }
 
 TEST(OpTableTest, OperandCountAndRequiredAttrs) {

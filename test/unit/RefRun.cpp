@@ -1,6 +1,7 @@
 #include "RefRun.h"
 
 #include "ir/TextParser.h"
+#include "runtime/BFloat16.h"
 #include "runtime/Communicator.h"
 #include "runtime/ModuleRunner.h"
 
@@ -170,6 +171,7 @@ runtime::Tensor makeTensor(ir::TensorType type, std::vector<double> values) {
     double v = values[i];
     switch (type.dtype) {
     case ir::DType::F32: t.data<float>()[i] = static_cast<float>(v); break;
+    case ir::DType::BF16: t.data<uint16_t>()[i] = runtime::narrowToBf16(static_cast<float>(v)); break;
     case ir::DType::F64: t.data<double>()[i] = v; break;
     case ir::DType::I32: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
     case ir::DType::I64: t.data<int64_t>()[i] = static_cast<int64_t>(v); break;
@@ -186,6 +188,7 @@ std::vector<double> toDoubles(const runtime::Tensor &t) {
   for (size_t i = 0; i < out.size(); ++i) {
     switch (t.type().dtype) {
     case ir::DType::F32: out[i] = t.data<float>()[i]; break;
+    case ir::DType::BF16: out[i] = runtime::widenBf16(t.data<uint16_t>()[i]); break;
     case ir::DType::F64: out[i] = t.data<double>()[i]; break;
     case ir::DType::I32: out[i] = t.data<int32_t>()[i]; break;
     case ir::DType::I64: out[i] = static_cast<double>(t.data<int64_t>()[i]); break;

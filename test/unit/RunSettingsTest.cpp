@@ -154,7 +154,7 @@ TEST(RunSettings, CommandLineOverrides) {
   EXPECT_EQ(ir::trainSectionKeys(),
             (std::vector<std::string>{"augment", "batch", "checkpoint_every", "data", "early_stopping",
                                       "epochs", "init_defaults", "loss", "metrics", "optimizer",
-                                      "schedule", "seed", "validation"}));
+                                      "precision", "schedule", "seed", "validation"}));
 }
 
 // The choices the schema declares are exactly those their implementations build.

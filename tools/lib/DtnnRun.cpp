@@ -570,6 +570,7 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
   else if (std::string d = passes::dataParallelPipeline(dp); !d.empty())
     pipeline += "," + d;
   if (!args->has("predict") && !generating) pipeline += "," + passes::updatePipeline();
+  pipeline = passes::withPrecision(pipeline, settings->precision.name);
   if (Error e = pm.parsePipeline(pipeline)) return usageError(e.message());
   if (Error e = pm.run(*module)) {
     std::cerr << ("dtnn-run: error: " + e.message() + "\n");

@@ -139,7 +139,9 @@ int run(int argc, char **argv) {
     passes::PassManagerOptions po;
     po.target = target->get();
     passes::PassManager pm(po);
-    if (Error e = pm.parsePipeline(passes::trainStepPipeline(dp))) return usageError(e.message());
+    if (Error e = pm.parsePipeline(
+            passes::withPrecision(passes::trainStepPipeline(dp), settings->precision.name)))
+      return usageError(e.message());
     if (Error e = pm.run(*module)) {
       std::cerr << "dtnn-sim: error: " << e.message() << "\n";
       return kInputError;

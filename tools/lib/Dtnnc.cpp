@@ -10,6 +10,7 @@
 #include "ir/OpCatalogue.h"
 #include "ir/SettingsCatalogue.h"
 #include "ir/Printer.h"
+#include "ir/RunSettings.h"
 #include "ir/SourceFile.h"
 #include "ir/Summary.h"
 #include "ir/TextParser.h"
@@ -367,6 +368,9 @@ int cmdCompile(const std::vector<std::string> &argv) {
                                                  "step data-parallel over P ranks (default 1)"});
   specs.insert(specs.begin() + 3, {"nodes", "N", "with --ranks: the ranks run on N nodes (buckets "
                                                  "may reduce hierarchically; default 1)"});
+  specs.insert(specs.begin() + 3, {"precision", "TYPE", "f32, or bf16: mixed precision (the "
+                                   "mixed-precision pass; overrides the train section's "
+                                   "precision)"});
   specs.insert(specs.begin() + 3, cli::kDataParallelOptions.begin(),
                cli::kDataParallelOptions.end());
   auto args = cli::parseArgs(argv, specs);
@@ -421,6 +425,14 @@ int cmdCompile(const std::vector<std::string> &argv) {
                   emitKind == "llvm" || emitKind == "cuda";
   // --ranks needs a training --emit, so only a train step is data-parallel.
   std::string pipeline = training ? passes::trainStepPipeline(dp) : "default";
+  if (Error msg = cli::applySettingFlags(*args, module->trainConfig()))
+    return usageError("compile", msg.message());
+  auto settings = ir::readRunSettings(module->trainConfig());
+  if (!settings) {
+    std::cerr << "dtnnc: error: " << settings.error().message() << "\n";
+    return kInputError;
+  }
+  pipeline = passes::withPrecision(pipeline, settings->precision.name);
   std::string kind = emitKind == "train-ir" ? "ir" : emitKind;
   return passAndEmit("compile", *args, pipeline, *module, kind, plan, out);
 }

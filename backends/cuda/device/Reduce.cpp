@@ -4,6 +4,7 @@
 // and the value a fill writes, are fixed when the kernel is made.
 #include "backends/cuda/device/Device.h"
 #include "backends/cuda/device/kernels/Reduce.h"
+#include "runtime/BFloat16.h"
 
 #include <algorithm>
 #include <cstring>
@@ -96,6 +97,7 @@ template <typename T> uint64_t bitsAs(double v) {
 uint64_t bitsOf(double v, ir::DType t) {
   switch (t) {
   case ir::DType::F32: return bitsAs<float>(v);
+  case ir::DType::BF16: return runtime::narrowToBf16(static_cast<float>(v));
   case ir::DType::F64: return bitsAs<double>(v);
   case ir::DType::I32: return bitsAs<int32_t>(v);
   case ir::DType::I64: return bitsAs<int64_t>(v);
