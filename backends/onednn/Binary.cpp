@@ -36,7 +36,8 @@ public:
     memory::dims yd = dimsOf(y);
     memory::desc src0 = descOf(r.in[full], yd);
     memory::desc src1 = r.in[other].type == y ? src0
-                                              : plainDesc(alignedDims(r.in[other].type, y.rank()));
+                                              : plainDesc(alignedDims(r.in[other].type, y.rank()),
+                                                          dataTypeOf(r.in[other].type.dtype));
     dnnl::binary::desc d(binaryAlgorithm(r.op.name()), src0, src1, src0);
     dnnl::binary::primitive_desc pd(d, withFusedActivation(userScratchpad(), r.op), engine());
     setDesc(pd);
@@ -76,8 +77,9 @@ public:
 } // namespace
 
 void registerBinaryKernels(KernelList &r) {
-  for (const char *op : {"add", "sub", "mul", "div"}) add(r, op, maker<Binary>(), claimsBinary);
-  add(r, "concat", maker<Concat>());
+  for (const char *op : {"add", "sub", "mul", "div"})
+    add(r, op, maker<Binary>(), claimsBinary, withBf16());
+  add(r, "concat", maker<Concat>(), nullptr, withBf16());
 }
 
 } // namespace dtnn::onednn

@@ -168,6 +168,7 @@ std::vector<ir::DType> withBf16();
 // The kernel families, one per file.
 void registerAttentionKernels(KernelList &r);
 void registerBinaryKernels(KernelList &r);
+void registerCastKernels(KernelList &r);
 void registerConvKernels(KernelList &r);
 void registerDenseKernels(KernelList &r);
 void registerEltwiseKernels(KernelList &r);

@@ -153,11 +153,11 @@ bool claimsFusedActivation(const ir::Op &op, const std::vector<ir::TensorType> &
 void registerEltwiseKernels(KernelList &r) {
   for (const char *op : {"relu", "leaky_relu", "relu6", "sigmoid", "tanh", "silu", "hard_swish",
                          "gelu"}) {
-    add(r, op, maker<EltwiseForward>());
+    add(r, op, maker<EltwiseForward>(), nullptr, withBf16());
     if (std::string(op) != "hard_swish")
-      add(r, std::string(op) + "_backward", maker<EltwiseBackward>());
+      add(r, std::string(op) + "_backward", maker<EltwiseBackward>(), nullptr, withBf16());
   }
-  add(r, "scale", maker<EltwiseForward>());
+  add(r, "scale", maker<EltwiseForward>(), nullptr, withBf16());
   for (const char *op : {"softmax", "log_softmax"}) {
     add(r, op, maker<SoftmaxForward>());
     add(r, std::string(op) + "_backward", maker<SoftmaxBackward>());

@@ -39,6 +39,15 @@ bool claimsNormActivation(const ir::Op &op) {
   return act.empty() || act == "relu";
 }
 
+// oneDNN's scale, shift and statistics are float32, whatever the data's type (f32 or bf16): the
+// operands after the data (after dy and x for a gradient) must be.
+bool perChannelFloat32(const ir::Op &op, const std::vector<ir::TensorType> &in) {
+  size_t first = op.name().starts_with("batchnorm_backward") ? 2 : 1;
+  for (size_t i = first; i < in.size(); ++i)
+    if (in[i].dtype != ir::DType::F32) return false;
+  return true;
+}
+
 dnnl::batch_normalization_forward::primitive_desc forwardPd(prop_kind prop,
                                                              const memory::desc &md, float eps,
                                                              normalization_flags flags) {
@@ -196,18 +205,22 @@ private:
 void registerNormKernels(KernelList &r) {
   add(r, "batchnorm_fold", maker<BatchNormFold>());
   add(r, "batchnorm", maker<BatchNormInference>(),
-      [](const ir::Op &op, const std::vector<ir::TensorType> &) { return claimsNormActivation(op); });
+      [](const ir::Op &op, const std::vector<ir::TensorType> &in) {
+        return claimsNormActivation(op) && perChannelFloat32(op, in);
+      },
+      withBf16());
   // Batch norm over the global batch (sync=true) stays on the reference
   // backend, whose kernels reduce their sums over the ranks.
-  auto local = [](const ir::Op &op, const std::vector<ir::TensorType> &) {
-    return !op.attrs().getBool("sync");
+  auto local = [](const ir::Op &op, const std::vector<ir::TensorType> &in) {
+    return !op.attrs().getBool("sync") && perChannelFloat32(op, in);
   };
   add(r, "batchnorm_train", maker<BatchNormTrain>(),
-      [](const ir::Op &op, const std::vector<ir::TensorType> &) {
-        return !op.attrs().getBool("sync") && claimsNormActivation(op);
-      });
-  add(r, "batchnorm_backward", maker<BatchNormBackward>(), local);
-  add(r, "batchnorm_backward_frozen", maker<BatchNormBackward>());
+      [](const ir::Op &op, const std::vector<ir::TensorType> &in) {
+        return !op.attrs().getBool("sync") && claimsNormActivation(op) && perChannelFloat32(op, in);
+      },
+      withBf16());
+  add(r, "batchnorm_backward", maker<BatchNormBackward>(), local, withBf16());
+  add(r, "batchnorm_backward_frozen", maker<BatchNormBackward>(), perChannelFloat32, withBf16());
 }
 
 } // namespace dtnn::onednn

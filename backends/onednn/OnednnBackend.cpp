@@ -66,7 +66,7 @@ Error registerOnednnBackend() {
            layoutLike}))
     return e;
   KernelList r;
-  for (auto *family : {registerAttentionKernels, registerBinaryKernels, registerConvKernels,
+  for (auto *family : {registerAttentionKernels, registerBinaryKernels, registerCastKernels, registerConvKernels,
                        registerDenseKernels, registerEltwiseKernels, registerLayerNormKernels,
                        registerMatmulKernels, registerNormKernels, registerPoolKernels})
     family(r);

@@ -50,7 +50,7 @@ struct PoolGeometry {
     return {prop, alg, src, dst, strides, kernel, dilation, padL, padR};
   }
   dnnl::pooling_v2_forward::primitive_desc forwardPd(prop_kind prop, const memory::desc &src) const {
-    return {forward(prop, src, anyDesc(y)), userScratchpad(), engine()};
+    return {forward(prop, src, anyDesc(y, src.data_type())), userScratchpad(), engine()};
   }
 };
 
@@ -116,12 +116,12 @@ bool notCeil(const ir::Op &op, const std::vector<ir::TensorType> &) {
 } // namespace
 
 void registerPoolKernels(KernelList &r) {
-  add(r, "maxpool", maker<PoolForward>(), notCeil);
-  add(r, "avgpool", maker<PoolForward>(), notCeil);
-  add(r, "global_avgpool", maker<PoolForward>());
-  add(r, "maxpool_backward", maker<MaxPoolBackward>(), notCeil);
-  add(r, "avgpool_backward", maker<AvgPoolBackward>(), notCeil);
-  add(r, "global_avgpool_backward", maker<AvgPoolBackward>());
+  add(r, "maxpool", maker<PoolForward>(), notCeil, withBf16());
+  add(r, "avgpool", maker<PoolForward>(), notCeil, withBf16());
+  add(r, "global_avgpool", maker<PoolForward>(), nullptr, withBf16());
+  add(r, "maxpool_backward", maker<MaxPoolBackward>(), notCeil, withBf16());
+  add(r, "avgpool_backward", maker<AvgPoolBackward>(), notCeil, withBf16());
+  add(r, "global_avgpool_backward", maker<AvgPoolBackward>(), nullptr, withBf16());
 }
 
 } // namespace dtnn::onednn

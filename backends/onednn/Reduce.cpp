@@ -24,7 +24,7 @@ memory::desc sameLayout(const memory::desc &like, const memory::dims &dims) {
   std::string t = tagOf(like);
   auto it = tags.find(t);
   if (it == tags.end() || dims.size() != size_t(like.data.ndims))
-    return plainDesc(dims);
+    return plainDesc(dims, like.data_type());
   return memory::desc(dims, like.data_type(), it->second);
 }
 

@@ -4,6 +4,9 @@
 // roundings, in the conventions stated at the top of DiffCases.h.
 #include "DiffCases.h"
 
+#include "runtime/BFloat16.h"
+
+
 #include <cmath>
 
 namespace dtnn::test::diff {
@@ -84,6 +87,24 @@ Tolerance relative(double refRoundings, double otherRoundings) {
     }
     return a;
   };
+}
+
+Case inBf16(Case c) {
+  for (Operand &o : c.operands) {
+    if (!o.dtype.empty()) continue;
+    for (double &v : o.values) v = runtime::roundToBf16(static_cast<float>(v));
+  }
+  c.dtype = "bf16";
+  c.label += " (bf16)";
+  Tolerance f32 = c.tolerance;
+  c.tolerance = [f32](const Eval &e) {
+    Allowed a = f32(e);
+    for (size_t i = 0; i < a.size() && i < e.exact.size(); ++i)
+      for (size_t j = 0; j < a[i].size() && j < e.exact[i].size(); ++j)
+        a[i][j] += 2 * kUBf16 * (std::abs(e.exact[i][j]) + a[i][j]);
+    return a;
+  };
+  return c;
 }
 
 } // namespace dtnn::test::diff

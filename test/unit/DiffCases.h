@@ -81,6 +81,17 @@ Tolerance exactly();
 Tolerance sumOfTerms(double terms);
 Tolerance relative(double refRoundings, double otherRoundings);
 
+// bfloat16: its unit roundoff 2^-8 (8 significant bits).
+constexpr double kUBf16 = 0x1p-8;
+
+// Case `c` in bf16. Its float operands of the case's type are rounded to bf16
+// values first (so the exact run starts from the inputs both sides read);
+// those of type $S (a batch norm's scale, shift and statistics) are float32.
+// Each side computes in float32, which c's own bound covers, and rounds each
+// result to bf16, within kUBf16 of its float32 value: so |a - b| is at most
+// allowed + 2 kUBf16 (|exact| + allowed).
+Case inBf16(Case c);
+
 // Results that both sides compute in double and round to float32 once (the
 // losses, the reductions): kUd = 2^-53 is double's unit roundoff and
 // gammaD(n) its gamma(n). When each side's double value is within d of the
@@ -130,6 +141,7 @@ std::vector<Case> mathCases();       // DiffMath.cpp
 std::vector<Case> lossCases();       // DiffLoss.cpp
 std::vector<Case> reduceCases();     // DiffReduce.cpp
 std::vector<Case> shapeCases();      // DiffShape.cpp
+std::vector<Case> castCases();       // DiffShape.cpp
 std::vector<Case> optimizerCases();  // DiffOptimizer.cpp
 std::vector<Case> encodingCases();   // DiffEncoding.cpp
 std::vector<Case> dropoutCases();    // DiffEncoding.cpp

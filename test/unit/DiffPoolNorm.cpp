@@ -319,6 +319,24 @@ Tolerance batchNormFrozenTolerance(std::vector<int64_t> dims, double eps) {
 
 } // namespace
 
+namespace {
+
+// A per-channel operand: of the statistics type $S (float32 for bf16 data).
+Operand stat(Operand o) {
+  o.dtype = "$S";
+  return o;
+}
+
+// Results 1 and 2 of a backward case (dgamma, dbeta) are per-channel: of type $S.
+void perChannelResults(Case &c) {
+  c.statisticsResults = {1, 2};
+  std::string &line = c.body[0];
+  line = line.substr(0, line.rfind(" : ")) + " : " + typeText(c.resultDims[0]) + ", $S" +
+         dimsText(c.resultDims[1]) + ", $S" + dimsText(c.resultDims[2]);
+}
+
+} // namespace
+
 std::vector<Case> batchNormCases() {
   std::vector<Case> cases;
   Rng rng{0xb47c4};
@@ -342,8 +360,8 @@ std::vector<Case> batchNormCases() {
     std::string cv = dimsText({c});
 
     Case inf = oneOp("batchnorm", l + " " + epsAttr,
-                     {input("x", xd, x), param("g", {c}, g), param("b", {c}, b),
-                      buffer(param("rm", {c}, rm), false), buffer(param("rv", {c}, rv), false)},
+                     {input("x", xd, x), stat(param("g", {c}, g)), stat(param("b", {c}, b)),
+                      buffer(stat(param("rm", {c}, rm)), false), buffer(stat(param("rv", {c}, rv)), false)},
                      "batchnorm %x, @g, @b, @rm, @rv {" + epsAttr + "}", {xd});
     inf.tolerance = batchNormTolerance(xd, eps);
     cases.push_back(inf);
@@ -361,20 +379,21 @@ std::vector<Case> batchNormCases() {
     Case tr;
     tr.op = "batchnorm_train";
     tr.label = l + " " + epsAttr + " momentum=" + floatText(mom);
-    tr.operands = {input("x", xd, x), param("g", {c}, g), param("b", {c}, b),
-                   buffer(param("rm", {c}, rm), true), buffer(param("rv", {c}, rv), true)};
+    tr.operands = {input("x", xd, x), stat(param("g", {c}, g)), stat(param("b", {c}, b)),
+                   buffer(stat(param("rm", {c}, rm)), true), buffer(stat(param("rv", {c}, rv)), true)};
     tr.body = {"%0, %1, %2, %3, %4 = batchnorm_train %x, @g, @b, @rm, @rv {" + epsAttr +
-               ", momentum=" + floatText(mom) + "} : " + typeText(xd) + ", $T" + cv + ", $T" + cv +
-               ", $T" + cv + ", $T" + cv};
+               ", momentum=" + floatText(mom) + "} : " + typeText(xd) + ", $S" + cv + ", $S" + cv +
+               ", $S" + cv + ", $S" + cv};
     tr.results = {"%0", "%1", "%2"};
     tr.resultDims = {xd, {c}, {c}};
+    tr.statisticsResults = {1, 2};
     tr.tolerance = batchNormTrainTolerance(xd, eps, mom);
     cases.push_back(tr);
     Case trRelu = tr;
     trRelu.label += " act=relu";
     trRelu.body = {"%0, %1, %2, %3, %4 = batchnorm_train %x, @g, @b, @rm, @rv {" + epsAttr +
-                   ", momentum=" + floatText(mom) + relu + "} : " + typeText(xd) + ", $T" + cv +
-                   ", $T" + cv + ", $T" + cv + ", $T" + cv};
+                   ", momentum=" + floatText(mom) + relu + "} : " + typeText(xd) + ", $S" + cv +
+                   ", $S" + cv + ", $S" + cv + ", $S" + cv};
     cases.push_back(trRelu);
 
     // The backward ops take the statistics a forward pass would have made.
@@ -386,17 +405,19 @@ std::vector<Case> batchNormCases() {
       invstd[k] = static_cast<float>(1 / std::sqrt(st.var + eps));
     }
     Case bw = oneOp("batchnorm_backward", l,
-                    {input("dy", xd, dy), input("x", xd, x), input("g", {c}, g),
-                     input("mean", {c}, mean), input("invstd", {c}, invstd)},
+                    {input("dy", xd, dy), input("x", xd, x), stat(input("g", {c}, g)),
+                     stat(input("mean", {c}, mean)), stat(input("invstd", {c}, invstd))},
                     "batchnorm_backward %dy, %x, %g, %mean, %invstd", {xd, {c}, {c}});
+    perChannelResults(bw);
     bw.tolerance = batchNormBackwardTolerance(xd);
     cases.push_back(bw);
 
     Case fz = oneOp("batchnorm_backward_frozen", l + " " + epsAttr,
-                    {input("dy", xd, dy), input("x", xd, x), input("g", {c}, g),
-                     input("mean", {c}, rm), input("var", {c}, rv)},
+                    {input("dy", xd, dy), input("x", xd, x), stat(input("g", {c}, g)),
+                     stat(input("mean", {c}, rm)), stat(input("var", {c}, rv))},
                     "batchnorm_backward_frozen %dy, %x, %g, %mean, %var {" + epsAttr + "}",
                     {xd, {c}, {c}});
+    perChannelResults(fz);
     fz.tolerance = batchNormFrozenTolerance(xd, eps);
     cases.push_back(fz);
   }

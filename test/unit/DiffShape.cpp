@@ -9,6 +9,8 @@
 // concats along the first, a middle and the last axis.
 #include "DiffCases.h"
 
+#include "runtime/BFloat16.h"
+
 namespace dtnn::test::diff {
 
 namespace {
@@ -172,6 +174,35 @@ void moreConcatCases(std::vector<Case> &cases, Rng &rng) {
 }
 
 } // namespace
+
+// cast from the case's type to bf16 and back, and from bf16 to the case's type: narrowing rounds
+// to nearest even on both sides and widening is exact, so the results match bit for bit.
+std::vector<Case> castCases() {
+  std::vector<Case> cases;
+  Rng rng{0xca57};
+  for (const std::vector<int64_t> &d : {std::vector<int64_t>{7}, {3, 5, 17}, {2, 16, 9, 9}}) {
+    std::vector<double> v = rng.values(numel(d), -3, 3);
+    v[0] = 1.0 + 0x1p-8;  // a tie: rounds to the even 1.0
+    v[1] = 1.0 + 0x3p-8;  // a tie: rounds to the even 1 + 2^-6
+    Case narrow;
+    narrow.op = "cast";
+    narrow.label = "to bf16 and back " + dimsText(d);
+    narrow.operands = {input("x", d, v)};
+    narrow.body = {"%n = cast %x {to=\"bf16\"} : bf16" + dimsText(d),
+                   "%0 = cast %n {to=\"$T\"} : " + typeText(d)};
+    narrow.results = {"%0"};
+    narrow.resultDims = {d};
+    narrow.tolerance = exactly();
+    cases.push_back(narrow);
+    for (double &x : v) x = runtime::roundToBf16(static_cast<float>(x));
+    Operand x = input("x", d, v);
+    x.dtype = "bf16";
+    Case widen = oneOp("cast", "from bf16 " + dimsText(d), {x}, "cast %x {to=\"$T\"}", {d});
+    widen.tolerance = exactly();
+    cases.push_back(widen);
+  }
+  return cases;
+}
 
 std::vector<Case> shapeCases() {
   std::vector<Case> cases;

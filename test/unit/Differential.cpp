@@ -146,9 +146,12 @@ std::vector<std::vector<double>> runCase(const Case &c, const std::string &dtype
 } // namespace
 
 std::string Case::irText(const std::string &dtype) const {
+  // $S, the statistics type: float32 for bf16 data, else the case's type.
+  const std::string stats = dtype == "bf16" ? "f32" : dtype;
+  auto resolve = [&](const std::string &t) { return t == "$S" ? stats : t; };
   std::string text, sig;
   for (const Operand &o : operands) {
-    std::string type = (o.dtype.empty() ? dtype : o.dtype) + dimsText(o.dims);
+    std::string type = (o.dtype.empty() ? dtype : resolve(o.dtype)) + dimsText(o.dims);
     if (o.isParam)
       text += std::string(o.isBuffer ? "buffer" : "param") + " @" + o.name + " : " + type +
               " init=zeros\n";
@@ -156,10 +159,15 @@ std::string Case::irText(const std::string &dtype) const {
       sig += (sig.empty() ? "%" : ", %") + o.name + ": " + type;
   }
   std::string ret;
-  for (const auto &d : resultDims) ret += (ret.empty() ? "" : ", ") + dtype + dimsText(d);
+  for (size_t i = 0; i < resultDims.size(); ++i) {
+    bool s = std::find(statisticsResults.begin(), statisticsResults.end(), i) !=
+             statisticsResults.end();
+    ret += (ret.empty() ? "" : ", ") + (s ? stats : dtype) + dimsText(resultDims[i]);
+  }
   if (resultDims.size() != 1) ret = "(" + ret + ")";
   text += "graph @f(" + sig + ") -> " + ret + " {\n";
-  for (const std::string &line : body) text += "  " + replaceAll(line, "$T", dtype) + "\n";
+  for (const std::string &line : body)
+    text += "  " + replaceAll(replaceAll(line, "$T", dtype), "$S", stats) + "\n";
   std::string rs;
   for (const std::string &r : results) rs += (rs.empty() ? "" : ", ") + r;
   text += "  return " + rs + "\n}\n";
@@ -203,10 +211,10 @@ struct ParsedCase {
   std::vector<ir::TensorType> in, out;
 
   explicit ParsedCase(const Case &c) {
-    module = ir::parseModule(c.irText("f32"), "differential.dtir", sm, diags);
+    module = ir::parseModule(c.irText(c.dtype), "differential.dtir", sm, diags);
     if (!module) {
       ADD_FAILURE() << c.op << " " << c.label << ": IR does not parse:\n"
-                    << errs.str() << c.irText("f32");
+                    << errs.str() << c.irText(c.dtype);
       return;
     }
     const ir::Graph *g = module->findGraph("f");
@@ -332,7 +340,7 @@ void checkCase(const Case &c, Report &report, Where where) {
       claimed.push_back(b);
   }
   // The reference run validates the case even when nothing else runs it.
-  std::vector<std::vector<double>> want = runCase(c, "f32", "reference", false);
+  std::vector<std::vector<double>> want = runCase(c, c.dtype, "reference", false);
   if (want.empty()) return;
   Eval ev{c, runReference64(c, false), {}};
   if (ev.exact.empty()) return;
@@ -351,7 +359,7 @@ void checkCase(const Case &c, Report &report, Where where) {
   }
   for (const std::string &b : claimed) {
     std::string ranOn;
-    std::vector<std::vector<double>> got = runCase(c, "f32", b, false, &ranOn);
+    std::vector<std::vector<double>> got = runCase(c, c.dtype, b, false, &ranOn);
     if (got.empty()) continue;
     if (ranOn != b) {
       // Its kernel claims the op but could not be made (planning then falls

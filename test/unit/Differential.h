@@ -57,7 +57,7 @@ struct Operand {
   std::string name;
   std::vector<int64_t> dims;
   std::vector<double> values; // float32-representable, row-major
-  std::string dtype;          // its element type when not the case's ("i64": a step count)
+  std::string dtype;          // its element type when not the case's ("i64": a step count; "$S")
   bool isParam = false;
   bool isBuffer = false;       // declared `buffer` (running statistics), not `param`
   bool readBack = false;       // written in place: its value after the run is compared too
@@ -88,13 +88,17 @@ struct Case {
   std::string op;    // the op whose kernels are compared
   std::string label; // its shapes and attributes, for messages
   std::vector<Operand> operands;
-  // The op lines of graph @f, with $T for the element type; results %0, %1..
+  // The op lines of graph @f, with $T for the element type and $S for the type of statistics
+  // and per-channel parameters (f32 for bf16 data, else $T); results %0, %1..
   std::vector<std::string> body;
   // The values graph @f returns and their dimensions.
   std::vector<std::string> results;
   std::vector<std::vector<int64_t>> resultDims;
+  std::vector<size_t> statisticsResults; // the results of type $S
   bool magnitudeRun = false;
   Tolerance tolerance;
+  // The element type both sides run the case at ($T); the exact and magnitude runs are f64.
+  std::string dtype = "f32";
 
   // The module text with element type `dtype` ("f32", "f64").
   std::string irText(const std::string &dtype) const;

@@ -33,7 +33,7 @@ std::vector<Case> allCases() {
   for (auto gen : {convCases, denseCases, poolCases, batchNormCases, batchNormFoldCases,
                    activationCases, softmaxCases,
                    binaryCases, concatCases, matmulCases, attentionCases, layerNormCases, mathCases,
-                   lossCases, reduceCases, shapeCases, optimizerCases, encodingCases,
+                   lossCases, reduceCases, shapeCases, castCases, optimizerCases, encodingCases,
                    dropoutCases, collectiveCases}) {
     std::vector<Case> cs = gen();
     all.insert(all.end(), cs.begin(), cs.end());
@@ -73,6 +73,20 @@ TEST(Differential, Math) { runFamily("Math", mathCases()); }
 TEST(Differential, Loss) { runFamily("Loss", lossCases()); }
 TEST(Differential, Reduce) { runFamily("Reduce", reduceCases()); }
 TEST(Differential, Shape) { runFamily("Shape", shapeCases()); }
+TEST(Differential, Cast) { runFamily("Cast", castCases()); }
+
+// The families whose ops have bf16 kernels of their own, in bf16 (inBf16: inputs rounded to bf16,
+// float32 arithmetic, results rounded to bf16 on each side); a batch norm's scale, shift and
+// statistics stay float32, as mixed precision keeps them.
+std::vector<Case> bf16Cases() {
+  std::vector<Case> out;
+  for (auto gen : {convCases, denseCases, matmulCases, poolCases, batchNormCases, activationCases,
+                   binaryCases, concatCases})
+    for (const Case &c : gen()) out.push_back(inBf16(c));
+  return out;
+}
+
+TEST(Differential, Bf16) { runFamily("Bf16", bf16Cases()); }
 TEST(Differential, Optimizer) { runFamily("Optimizer", optimizerCases()); }
 TEST(Differential, Encoding) { runFamily("Encoding", encodingCases()); }
 TEST(Differential, Dropout) { runFamily("Dropout", dropoutCases()); }
