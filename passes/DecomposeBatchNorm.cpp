@@ -140,6 +140,9 @@ std::string whyKept(const ir::Op &bn, const Readers &readers, const Compiles &co
   const ir::TensorType &x = bn.operand(0)->type();
   if (x.rank() != 4 || !ir::isFloatType(x.dtype) || ir::isBatchDim(x.dims[1]))
     return "the decomposition takes 4-d floating-point inputs with a known channel count";
+  if (x.dtype == ir::DType::BF16)
+    return "its input is bf16 and its statistics float32, which oneDNN's batch norm computes "
+           "whole";
   if (bn.attrs().getBool("sync")) return "its statistics are reduced over the ranks";
   if (std::string act = ir::fusedActivationOf(bn); !act.empty())
     return act + " runs in it as its fused activation: 9 passes over its input's size either way";

@@ -22,7 +22,7 @@ const std::set<std::string> &knownOps() {
       "silu",         "silu_backward", "hard_sigmoid",  "hard_sigmoid_backward",
       "hard_swish",   "hard_swish_backward",            "scale",
       "rsqrt",        "sqrt",          "exp",           "log",
-      "erf",          "pow",           "sum_like"};
+      "erf",          "pow",           "sum_like",      "cast"};
   return ops;
 }
 
@@ -118,6 +118,12 @@ bool plainFollows(const std::vector<LoopDim> &dims, const std::vector<bool> &ful
 
 bool regionKnowsOp(const std::string &name) { return knownOps().count(name) != 0; }
 
+bool storesComputeType(const LoopPlan &plan) {
+  for (ir::DType t : plan.stored)
+    if (t != plan.dtype) return false;
+  return true;
+}
+
 bool infiniteAtZero(const ir::Graph &body) {
   for (const auto &op : body.ops()) {
     const std::string &n = op->name();
@@ -138,9 +144,11 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
   Expected<std::map<const ir::Value *, ir::TensorType>> types = ir::inferBodyTypes(body, args);
   if (!types) return Error::make(types.error().message());
   LoopPlan plan;
-  plan.dtype = args.empty() ? ir::DType::F32 : args[0].dtype;
+  // f32 and bf16 values compute in f32; f64 ones in f64, alone.
+  auto computeType = [](ir::DType t) { return t == ir::DType::BF16 ? ir::DType::F32 : t; };
+  plan.dtype = args.empty() ? ir::DType::F32 : computeType(args[0].dtype);
   if (plan.dtype != ir::DType::F32 && plan.dtype != ir::DType::F64)
-    return Error::make("generated kernels compute in f32 and f64 only");
+    return Error::make("generated kernels compute in f32 (f32 and bf16 tensors) and f64 only");
   // The domain: the type every op's result (a reduction's input) has.
   std::vector<int64_t> domain;
   bool haveDomain = false;
@@ -151,7 +159,8 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
   for (const auto &op : body.ops()) {
     if (!knows(op->name())) return Error::make("no generated kernel has code for '" + op->name() + "'");
     for (const ir::Value *v : op->operands()) {
-      if (types->at(v).dtype != plan.dtype) return Error::make("the region mixes element types");
+      if (computeType(types->at(v).dtype) != plan.dtype)
+        return Error::make("the region mixes element types");
       if (reducedValues.count(v))
         return Error::make("'" + op->name() + "' reads a reduction's result inside the region");
     }
@@ -165,7 +174,12 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
                          ", not over the region's domain");
     }
     if (reduce) reducedValues.insert(op->result(0));
-    structure += op->name() + "(";
+    ir::DType rt = types->at(op->result(0)).dtype;
+    if (computeType(rt) != plan.dtype) return Error::make("the region mixes element types");
+    if (reduce && rt == ir::DType::BF16)
+      return Error::make("a reduction into bf16 would round each partial sum");
+    plan.roundsToBf16.push_back(rt == ir::DType::BF16);
+    structure += op->name() + (rt == ir::DType::BF16 ? ":bf16(" : "(");
     for (const ir::Value *v : op->operands()) structure += std::to_string(number.at(v)) + ",";
     structure += "){";
     for (const auto &[name, value] : op->attrs().entries())
@@ -181,6 +195,10 @@ Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::Tensor
     tensors.push_back(y);
     plan.reduced.push_back(reducedValues.count(y) != 0);
     structure += "y" + std::to_string(number.at(y)) + ";";
+  }
+  for (const ir::Value *t : tensors) {
+    plan.stored.push_back(types->at(t).dtype);
+    structure += std::string(ir::dtypeName(plan.stored.back())) + ",";
   }
   std::vector<std::vector<bool>> full(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i)

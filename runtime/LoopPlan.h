@@ -39,7 +39,14 @@ struct LoopPlan {
   std::vector<bool> arranged;
   // The logical dimensions of the domain.
   std::vector<int64_t> domain;
+  // The type the code computes in: f32 (for f32 and bf16 tensors) or f64.
   ir::DType dtype = ir::DType::F32;
+  // For each region argument, then each yield: its element type in memory (bf16 is loaded
+  // widened to f32 and stored rounded to nearest even).
+  std::vector<ir::DType> stored;
+  // For each op of the region: whether its result is bf16, which the code rounds to bf16 in
+  // registers, as the reference stores it.
+  std::vector<bool> roundsToBf16;
   // Rows run on several threads in units of this many consecutive rows (the
   // rows a reduction sums into one place stay in one unit), and the inner
   // loop too when there is one row and no reduction sums along it.
@@ -67,6 +74,10 @@ bool regionKnowsOp(const std::string &name);
 Expected<LoopPlan> planLoops(const ir::Graph &body, const std::vector<ir::TensorType> &args,
                              const std::string &tag = "",
                              bool (*knows)(const std::string &) = regionKnowsOp);
+
+// Whether every tensor of `plan` is stored in the type it computes in (no bf16): what a code
+// generator without bf16 loads and stores needs.
+bool storesComputeType(const LoopPlan &plan);
 
 // Whether the region divides, takes a logarithm, an rsqrt or a negative
 // power: over a layout's padded lanes (zeros) it would leave infinities or

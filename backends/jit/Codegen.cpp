@@ -220,13 +220,9 @@ private:
     };
     std::map<const ir::Value *, Value *> vals;
     for (size_t i = 0; i < nArgs; ++i)
-      vals[body_.inputs()[i]] =
-          b.CreateLoad(t_, b.CreateGEP(t_, f.getArg(unsigned(i)), index(i)), body_.inputs()[i]->name());
-    for (const auto &op : body_.ops()) {
-      std::vector<Value *> in;
-      for (const ir::Value *v : op->operands()) in.push_back(vals.at(v));
-      vals[op->result(0)] = emitScalarOp(b, m_, *op, in, t_);
-    }
+      vals[body_.inputs()[i]] = load(b, i, elem(i), b.CreateGEP(elem(i), f.getArg(unsigned(i)), index(i)),
+                                     llvm::Align(size(i)), body_.inputs()[i]->name());
+    emitOps(b, vals, t_);
     llvm::FastMathFlags reassoc;
     reassoc.setAllowReassoc();
     reassoc.setNoSignedZeros();
@@ -239,9 +235,9 @@ private:
         acc[y]->addIncoming(next, innerBody);
         continue;
       }
-      Value *p = b.CreateGEP(t_, f.getArg(unsigned(t)), index(t));
+      Value *p = b.CreateGEP(elem(t), f.getArg(unsigned(t)), index(t));
       if (plan_.reduced[y]) v = b.CreateFAdd(b.CreateLoad(t_, p), v);
-      b.CreateStore(v, p);
+      store(b, t, v, p, llvm::Align(size(t)));
     }
     Value *jNext = b.CreateAdd(j, b.getInt64(1));
     j->addIncoming(jNext, innerBody);
@@ -278,6 +274,7 @@ private:
     unsigned lanes = unsigned(plan_.fixedInner);
     Type *vt = llvm::FixedVectorType::get(t_, lanes);
     llvm::Align align(t_->getPrimitiveSizeInBits() / 8);
+    auto vecOf = [&](size_t t) { return llvm::FixedVectorType::get(elem(t), lanes); };
     auto spansLanes = [&](size_t t) { return bool(plan_.spans[t][q - 1]); };
     auto spansMid = [&](size_t t) { return bool(plan_.spans[t][q - 2]); };
     llvm::FastMathFlags reassoc;
@@ -296,17 +293,14 @@ private:
     b.SetInsertPoint(row);
     std::map<const ir::Value *, Value *> vals;
     for (size_t i = 0; i < nArgs; ++i) {
-      Value *p = b.CreateGEP(t_, f.getArg(unsigned(i)), base[i]);
+      Value *p = b.CreateGEP(elem(i), f.getArg(unsigned(i)), base[i]);
       const std::string name = body_.inputs()[i]->name();
+      llvm::Align a(size(i));
       vals[body_.inputs()[i]] = spansLanes(i)
-                                    ? static_cast<Value *>(b.CreateAlignedLoad(vt, p, align, name))
-                                    : b.CreateVectorSplat(lanes, b.CreateLoad(t_, p, name));
+                                    ? load(b, i, vecOf(i), p, a, name)
+                                    : b.CreateVectorSplat(lanes, load(b, i, elem(i), p, a, name));
     }
-    for (const auto &op : body_.ops()) {
-      std::vector<Value *> in;
-      for (const ir::Value *v : op->operands()) in.push_back(vals.at(v));
-      vals[op->result(0)] = emitScalarOp(b, m_, *op, in, vt);
-    }
+    emitOps(b, vals, vt);
     auto addTo = [&](Value *a, Value *v) {
       Value *sum = b.CreateFAdd(a, v);
       llvm::cast<llvm::Instruction>(sum)->setFastMathFlags(reassoc);
@@ -324,9 +318,9 @@ private:
         continue;
       }
       Type *st = spansLanes(t) ? vt : t_;
-      Value *p = b.CreateGEP(t_, f.getArg(unsigned(t)), base[t]);
+      Value *p = b.CreateGEP(elem(t), f.getArg(unsigned(t)), base[t]);
       if (plan_.reduced[y]) v = addTo(b.CreateAlignedLoad(st, p, align), v);
-      b.CreateAlignedStore(v, p, align);
+      store(b, t, v, p, llvm::Align(size(t)));
     }
     m->addIncoming(b.CreateAdd(m, b.getInt64(1)), row);
     b.CreateBr(midHead);
@@ -338,6 +332,59 @@ private:
       Value *p = b.CreateGEP(t_, f.getArg(unsigned(nArgs + y)), prefixBase[nArgs + y]);
       b.CreateAlignedStore(addTo(b.CreateAlignedLoad(st, p, align), phi), p, align);
     }
+  }
+
+  // The region's ops on the loaded values, in `type` (a scalar or a vector of
+  // the compute type); a bf16 result is rounded to bf16 in registers.
+  void emitOps(IRBuilder<> &b, std::map<const ir::Value *, Value *> &vals, Type *type) {
+    size_t k = 0;
+    for (const auto &op : body_.ops()) {
+      std::vector<Value *> in;
+      for (const ir::Value *v : op->operands()) in.push_back(vals.at(v));
+      Value *r = emitScalarOp(b, m_, *op, in, type);
+      vals[op->result(0)] = plan_.roundsToBf16[k++] ? widen(b, narrow(b, r)) : r;
+    }
+  }
+
+  bool isBf16(size_t t) const { return plan_.stored[t] == ir::DType::BF16; }
+  // The element type of tensor t in memory, and its size in bytes.
+  Type *elem(size_t t) const { return isBf16(t) ? Type::getInt16Ty(ctx_) : t_; }
+  uint64_t size(size_t t) const { return isBf16(t) ? 2 : t_->getPrimitiveSizeInBits() / 8; }
+
+  // Tensor t's element(s) of type `type` (i16 or a vector of them for bf16) at p, in the compute type.
+  Value *load(IRBuilder<> &b, size_t t, Type *type, Value *p, llvm::Align a,
+              const std::string &name) {
+    Value *v = b.CreateAlignedLoad(type, p, a, name);
+    return isBf16(t) ? widen(b, v) : v;
+  }
+  void store(IRBuilder<> &b, size_t t, Value *v, Value *p, llvm::Align a) {
+    b.CreateAlignedStore(isBf16(t) ? narrow(b, v) : v, p, a);
+  }
+
+  // bf16 bits (i16, or a vector) to f32: the bits shifted up (exact).
+  Value *widen(IRBuilder<> &b, Value *bits) {
+    Type *i32 = Type::getInt32Ty(ctx_), *f32 = Type::getFloatTy(ctx_);
+    if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(bits->getType())) {
+      i32 = llvm::FixedVectorType::get(i32, vt->getNumElements());
+      f32 = llvm::FixedVectorType::get(f32, vt->getNumElements());
+    }
+    return b.CreateBitCast(b.CreateShl(b.CreateZExt(bits, i32), 16), f32);
+  }
+  // f32 (or a vector) to bf16 bits, rounded to nearest even, a NaN kept quiet: as
+  // runtime::narrowToBf16.
+  Value *narrow(IRBuilder<> &b, Value *x) {
+    Type *i32 = Type::getInt32Ty(ctx_), *i16 = Type::getInt16Ty(ctx_);
+    if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType())) {
+      i32 = llvm::FixedVectorType::get(i32, vt->getNumElements());
+      i16 = llvm::FixedVectorType::get(i16, vt->getNumElements());
+    }
+    auto k = [&](uint32_t v) { return llvm::ConstantInt::get(i32, v); };
+    Value *bits = b.CreateBitCast(x, i32);
+    Value *lsb = b.CreateAnd(b.CreateLShr(bits, k(16)), k(1));
+    Value *rounded = b.CreateLShr(b.CreateAdd(b.CreateAdd(bits, k(0x7fff)), lsb), k(16));
+    Value *nan = b.CreateICmpUGT(b.CreateAnd(bits, k(0x7fffffff)), k(0x7f800000));
+    Value *quiet = b.CreateOr(b.CreateLShr(bits, k(16)), k(0x40));
+    return b.CreateTrunc(b.CreateSelect(nan, quiet, rounded), i16);
   }
 
   llvm::Module &m_;

@@ -459,10 +459,11 @@ Error registerJitBackend() {
              return std::unique_ptr<runtime::Backend>(new JitBackend(o));
            }}))
     return e;
-  for (ir::DType t : {ir::DType::F32, ir::DType::F64}) {
+  for (ir::DType t : {ir::DType::F32, ir::DType::F64, ir::DType::BF16}) {
     if (Error e = runtime::registerKernel(
             {"fused", kBackendName, t, runtime::LayoutKind::Native, makeFused, claimsFused}))
       return e;
+    if (t == ir::DType::BF16) continue; // an update's parameters are float32 master weights
     if (Error e =
             runtime::registerKernel({"fused_update", kBackendName, t, runtime::LayoutKind::Any,
                                      makeFusedUpdate, claimsFusedUpdate}))

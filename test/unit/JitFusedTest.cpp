@@ -158,6 +158,19 @@ TEST(JitFused, BroadcastBothWays) {
   expectJitAgrees(p, {{ir::DType::F32, {1, 1, 9}}, {ir::DType::F32, {1, 13, 1}}});
 }
 
+// bf16 in a region: arguments loaded widened, casts, an op whose bf16 result is rounded in
+// registers as the reference stores it, a float32 reduction, and bf16 and f32 yields, with the
+// reference's bits (tol 1e-6 is far below one bf16 step, 2^-8).
+TEST(JitFused, Bf16LoadsStoresAndRounding) {
+  FusedPair p = fusedPair({{"x", "bf16[2,37,33]"}, {"s", "f32[1,37,1]"}},
+                          {"%c = cast %x {to=\"f32\"} : f32[2,37,33]",
+                           "%m = mul %c, %s : f32[2,37,33]", "%r = relu %m : f32[2,37,33]",
+                           "%b = cast %r {to=\"bf16\"} : bf16[2,37,33]",
+                           "%a = add %b, %x : bf16[2,37,33]", "%l = sum_like %m, %s : f32[1,37,1]"},
+                          {"a", "l", "r"}, {"bf16[2,37,33]", "f32[1,37,1]", "f32[2,37,33]"});
+  expectJitAgrees(p, {{ir::DType::BF16, {2, 37, 33}}, {ir::DType::F32, {1, 37, 1}}}, 1e-6);
+}
+
 // Sizes 0 and 1.
 TEST(JitFused, EmptyAndSingleElement) {
   for (int64_t n : {0, 1}) {

@@ -26,6 +26,8 @@ std::vector<ir::TensorType> typesOf(const std::vector<runtime::BufferDesc> &desc
 Expected<RegionCode> codeOf(const ir::Graph &body, const std::vector<ir::TensorType> &args) {
   Expected<runtime::LoopPlan> plan = runtime::planLoops(body, args, "", cudaKnowsOp);
   if (!plan) return plan.takeError();
+  if (!runtime::storesComputeType(*plan))
+    return Error::make("the cuda backend's generated kernels load and store f32 and f64 only");
   return regionCode(body, *plan);
 }
 
