@@ -58,6 +58,13 @@ public:
   // Makes the backend ready to run kernels: a device backend starts its
   // device here, and fails with why it cannot. Plans need no start.
   virtual Error start() { return Error::success(); }
+  // Whether its kernels compute element type `t` at speed here: success, with `warning` set
+  // where they run but slowly (bf16 emulated), or a failure saying why a run should not (bf16
+  // below AVX-512). Called once before the first plan; the default takes every type.
+  virtual Error checkPrecision(ir::DType t, std::string &warning) {
+    (void)t, (void)warning;
+    return Error::success();
+  }
 
   // A backend that reduces gradients in its own memory (NCCL on a GPU): the fastest of
   // `repeats` allreduces of f32 sums over `comm`'s ranks, {bytes, seconds} for sizes from

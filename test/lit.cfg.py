@@ -69,6 +69,18 @@ if os.path.exists(os.path.join(os.path.dirname(config.dtnn_tools_dir), "lib", "l
 if os.path.exists(os.path.join(os.path.dirname(config.dtnn_tools_dir), "lib", "libdtnn-cuda.so")):
     config.available_features.add("cuda")
 
+# The CPU's vector ISA, from the kernel's flags: bf16 runs on oneDNN need AVX-512 (avx512), and
+# run natively with AVX512-BF16 (avx512-bf16).
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+except OSError:
+    flags = []
+if all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512dq")):
+    config.available_features.add("avx512")
+    if "avx512_bf16" in flags:
+        config.available_features.add("avx512-bf16")
+
 # Tests that keep one CPU busy and let dtnn use the others.
 if len(os.sched_getaffinity(0)) >= 2:
     config.available_features.add("two-cpus")

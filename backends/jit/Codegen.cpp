@@ -20,6 +20,8 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,13 +48,36 @@ void initialiseLlvm() {
   });
 }
 
+// The LLVM CPU that stands for a oneDNN ISA name of DTNN_MAX_CPU_ISA (as ONEDNN_MAX_CPU_ISA
+// spells them, any case), or "" for a name it does not know.
+std::string cpuForIsa(std::string isa) {
+  for (char &c : isa) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::map<std::string, std::string> cpus = {
+      {"sse41", "nehalem"},          {"avx", "sandybridge"},
+      {"avx2", "haswell"},           {"avx2_vnni", "alderlake"},
+      {"avx512_core", "skylake-avx512"}, {"avx512_core_vnni", "cascadelake"},
+      {"avx512_core_bf16", "cooperlake"}, {"avx512_core_amx", "sapphirerapids"}};
+  auto it = cpus.find(isa);
+  return it == cpus.end() ? "" : it->second;
+}
+
 // A machine builder for `cpu` ("" or "native": the host, with its features
-// as LLVM detects them).
+// as LLVM detects them, unless DTNN_MAX_CPU_ISA caps them at an older ISA, as
+// ONEDNN_MAX_CPU_ISA does oneDNN's).
 llvm::Expected<llvm::orc::JITTargetMachineBuilder> machineFor(const std::string &cpu) {
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) return jtmb.takeError();
-  if (!cpu.empty() && cpu != "native") {
-    jtmb->setCPU(cpu);
+  std::string chosen = cpu;
+  if ((chosen.empty() || chosen == "native") && std::getenv("DTNN_MAX_CPU_ISA")) {
+    chosen = cpuForIsa(std::getenv("DTNN_MAX_CPU_ISA"));
+    if (chosen.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "DTNN_MAX_CPU_ISA: unknown ISA '%s' (sse41, avx, avx2, "
+                                     "avx512_core, avx512_core_bf16, avx512_core_amx, ...)",
+                                     std::getenv("DTNN_MAX_CPU_ISA"));
+  }
+  if (!chosen.empty() && chosen != "native") {
+    jtmb->setCPU(chosen);
     jtmb->getFeatures() = llvm::SubtargetFeatures();
   }
   jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);

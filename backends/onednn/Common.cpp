@@ -209,11 +209,30 @@ Error PrimitiveKernel::run(const KernelArgs &args, runtime::ExecContext &) {
 
 std::vector<ir::DType> withBf16() { return {ir::DType::F32, ir::DType::BF16}; }
 
+namespace {
+
+// Whether oneDNN has bf16 code of its own here: AVX-512 and up (below it, only reference code).
+// Asked at the first plan, after the backend's checkPrecision, so that the ISA it may enable
+// counts.
+bool nativeBf16() {
+  static const bool native = (int(dnnl::get_effective_cpu_isa()) &
+                              int(dnnl::cpu_isa::avx512_core)) == int(dnnl::cpu_isa::avx512_core);
+  return native;
+}
+
+} // namespace
+
 void add(KernelList &r, const std::string &op, runtime::KernelMaker make,
          runtime::KernelClaim claims, std::vector<ir::DType> dtypes) {
+  // A bf16 operand is claimed only where oneDNN computes bf16 natively.
+  runtime::KernelClaim claim = [claims = std::move(claims)](const ir::Op &o,
+                                                            const std::vector<ir::TensorType> &in) {
+    if (!in.empty() && in[0].dtype == ir::DType::BF16 && !nativeBf16()) return false;
+    return !claims || claims(o, in);
+  };
   Error e = runtime::KernelRegistry::get().add(op, kBackendName, std::move(dtypes),
                                                runtime::LayoutKind::Native, std::move(make),
-                                               std::move(claims));
+                                               std::move(claim));
   if (e && !r.error) r.error = std::move(e);
 }
 

@@ -8,6 +8,8 @@
 #include "backends/onednn/Primitives.h"
 #include "runtime/BackendRegistry.h"
 
+#include <cstdlib>
+
 namespace dtnn::onednn {
 
 namespace {
@@ -28,9 +30,52 @@ public:
   }
 };
 
+// oneDNN's name of an ISA, as its verbose mode and ONEDNN_MAX_CPU_ISA spell it.
+std::string isaName(dnnl::cpu_isa isa) {
+  switch (isa) {
+  case dnnl::cpu_isa::sse41: return "sse41";
+  case dnnl::cpu_isa::avx: return "avx";
+  case dnnl::cpu_isa::avx2: return "avx2";
+  case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+  case dnnl::cpu_isa::avx512_core: return "avx512_core";
+  case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+  case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+  case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+  default: return "isa " + std::to_string(int(isa));
+  }
+}
+
+// Whether oneDNN's ISA flags `isa` include all of `of`'s (each ISA's flags hold its elders').
+bool includes(dnnl::cpu_isa isa, dnnl::cpu_isa of) { return (int(isa) & int(of)) == int(of); }
+
 class OnednnBackend final : public runtime::HostBackend {
 public:
   std::string_view name() const override { return kBackendName; }
+
+  // bf16 needs AVX-512: below it oneDNN has only reference code for bf16 convolutions. AVX-512
+  // without AVX512-BF16 emulates the products, slower than float32. oneDNN 2.6 leaves AMX off
+  // unless ONEDNN_MAX_CPU_ISA enables it, so a bf16 run without that variable enables it here,
+  // before any primitive is made (on a CPU without AMX this changes nothing).
+  Error checkPrecision(ir::DType t, std::string &warning) override {
+    if (t != ir::DType::BF16) return Error::success();
+    if (!std::getenv("ONEDNN_MAX_CPU_ISA") && !std::getenv("DNNL_MAX_CPU_ISA")) {
+      try {
+        dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx512_core_amx);
+      } catch (const dnnl::error &) {
+        // The ISA was fixed already (a primitive was made): keep oneDNN's choice.
+      }
+    }
+    dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    if (!includes(isa, dnnl::cpu_isa::avx512_core))
+      return Error::make("--precision bf16 needs AVX-512, and oneDNN runs this CPU as " +
+                         isaName(isa) +
+                         ": its bf16 convolutions and matmuls would be reference code, many "
+                         "times slower than float32");
+    if (!includes(isa, dnnl::cpu_isa::avx512_core_bf16))
+      warning = "this CPU runs as " + isaName(isa) +
+                " without AVX512-BF16: oneDNN emulates bf16 products, slower than float32";
+    return Error::success();
+  }
   Expected<std::unique_ptr<runtime::Kernel>> makeConversion(const BufferDesc &from,
                                                             const BufferDesc &to) override {
     std::unique_ptr<runtime::Kernel> k;

@@ -551,6 +551,15 @@ int run(int argc, char **argv, std::unique_ptr<runtime::Communicator> &comm) {
     std::cerr << ("dtnn-run: error: " + settings.error().message() + "\n");
     return kInputError;
   }
+  if (settings->precision.name == "bf16")
+    for (const auto &b : backends->all()) {
+      std::string warning;
+      if (Error e = b->checkPrecision(ir::DType::BF16, warning)) {
+        std::cerr << ("dtnn-run: error: " + e.message() + "\n");
+        return kInputError;
+      }
+      if (!warning.empty()) out << "warning: " << warning << "\n";
+    }
   passes::PassManagerOptions po;
   po.noFuse = args->has("no-fuse");
   po.noJit = args->has("no-jit");
