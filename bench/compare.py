@@ -113,6 +113,23 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+def cpu_description():
+    """The CPU's model name and its vector ISA as the bench sees it: AVX-512, AVX512-BF16, AMX."""
+    name, flags = "?", []
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name") and name == "?":
+                name = line.split(":", 1)[1].strip()
+            if line.startswith("flags") and not flags:
+                flags = line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    isa = [n for f, n in (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_bf16", "AVX512-BF16"),
+                          ("amx_bf16", "AMX-BF16")) if f in flags]
+    masked = os.environ.get("ONEDNN_MAX_CPU_ISA")
+    return f"{name}, {' '.join(isa) or 'no AVX2'}" + (f" (ONEDNN_MAX_CPU_ISA={masked})" if masked else "")
+
+
 def usable_cores():
     try:
         return len(os.sched_getaffinity(0))
@@ -174,7 +191,15 @@ def parse_args():
                         "cores busy (default 0.1)")
     p.add_argument("--json", default=None, help="also write each run's record to this JSON-lines file")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    p.add_argument("--precision", default="f32",
+                   help="f32, bf16 or f32,bf16: dtnn-run --precision and PyTorch's CPU autocast "
+                        "(PyTorch's float32 runs whenever bf16 does, for its column)")
     a = p.parse_args()
+    a.precisions = [x for x in a.precision.split(",") if x]
+    if not a.precisions or any(x not in ("f32", "bf16") for x in a.precisions):
+        p.error("--precision takes f32, bf16 or f32,bf16")
+    a.torch_precisions = sorted(set(a.precisions) | ({"f32"} if "bf16" in a.precisions else set()),
+                                key=["f32", "bf16"].index)
     a.models = model_list(p, a.models)
     if a.repeat is None:
         a.repeat = QUICK["repeat"] if a.quick else 7
@@ -287,26 +312,26 @@ def train_rate(records, batch):
     return images / seconds if seconds else None
 
 
-def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend, extra=()):
-    """One training run and --eval-only runs (batch and batch 1), each with the dtnn-run flags
-    `extra` too; returns a record."""
+def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend, precision="f32", extra=()):
+    """One training run and --eval-only runs (batch and batch 1) at `precision`, each with the
+    dtnn-run flags `extra` too; returns a record."""
     shape, classes, batch, ibatch = cfg["shape"], cfg["classes"], cfg["batch"], cfg["infer_batch"]
     sample = math.prod(shape)
     steps = cfg["steps"]
     total = DTNN_WARMUP + steps
     batches = max(1, min(total, DATA_CAP // (batch * sample)))  # training set, in batches
     epochs = -(-total // batches)
-    common = (["--threads", str(a.threads), "--no-progress"] + (["--backend", backend] if backend else [])
-              + list(extra))
+    common = (["--threads", str(a.threads), "--no-progress", "--precision", precision]
+              + (["--backend", backend] if backend else []) + list(extra))
     rec = {"side": "dtnn", "model": name, "repeat": rep, "batch": batch, "steps": steps,
-           "infer_batch": ibatch, "threads": a.threads, "backend": backend}
+           "infer_batch": ibatch, "threads": a.threads, "backend": backend, "precision": precision}
 
     model = os.path.join(tmp, f"{name}.train.dtnn")
-    metrics = os.path.join(tmp, f"{name}.train.{rep}.jsonl")
+    metrics = os.path.join(tmp, f"{name}.train.{precision}.{rep}.jsonl")
     synthetic_copy(os.path.join(REPO, cfg["file"]), model, shape, classes, batches * batch, batch, batch)
     cmd = [dtnn_run, model, "--steps", str(total), "--epochs", str(epochs), "--metrics", metrics,
            "--profile"] + common
-    log_path = os.path.join(tmp, f"{name}.train.{rep}.log")
+    log_path = os.path.join(tmp, f"{name}.train.{precision}.{rep}.log")
     rec["train_rc"], rec["train_wall_s"], rec["train_others"] = run_logged(cmd, log_path, a)
     # The profile's mean step time and the sum of its kernels' times.
     prof = re.search(r"([0-9.]+) ms a step, ([0-9.]+) ms in kernels", open(log_path).read())
@@ -319,11 +344,12 @@ def run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend, extra=()):
     nb = max(1, min(cfg["infer"], DATA_CAP // (ibatch * sample)))
     rec["infer_batches"] = nb
     (rec["infer_rc"], rec["infer_wall_s"], rec["infer_others"], rec["infer_images_per_s"],
-     rec["peak_rss_infer_bytes"]) = run_eval(a, name, cfg, tmp, rep, dtnn_run, common, ibatch, nb, "eval")
+     rec["peak_rss_infer_bytes"]) = run_eval(a, name, cfg, tmp, rep, dtnn_run, common, ibatch, nb,
+                                             "eval." + precision)
     # Batch-1 latency: the mean time of a timed single-sample forward (loss included).
     reps = QUICK["latency_reps"] if a.quick else cfg["latency"]
     rc, _, rec["latency_others"], ips, _ = run_eval(a, name, cfg, tmp, rep, dtnn_run, common, 1,
-                                                    reps, "b1")
+                                                    reps, "b1." + precision)
     rec["latency_ms_b1"] = 1000 / ips if rc == 0 and ips else None
     return rec
 
@@ -383,15 +409,38 @@ def run_logged(cmd, logpath, a, env=None):
 
 # --- PyTorch -------------------------------------------------------------------------------
 
-def torch_settings(threads):
-    s = [("1t", 1, None)]
+def torch_settings(threads, shape=()):
+    """PyTorch's settings: (label, threads, OMP_WAIT_POLICY, channels_last); channels_last for the
+    models with image inputs."""
+    s = [("1t", 1, None, False)]
     if threads > 1:
-        s += [(f"{threads}t", threads, None), (f"{threads}t-passive", threads, "PASSIVE")]
+        s += [(f"{threads}t", threads, None, False), (f"{threads}t-passive", threads, "PASSIVE", False)]
+    if len(shape) == 3:
+        s += [(f"{threads}t-cl", threads, None, True)]
     return s
 
 
-def run_torch(a, name, cfg, tmp, rep, setting, params):
-    label, threads, policy = setting
+def check_bf16_dispatch(a, name, cfg, tmp, dtnn_run, backend):
+    """Fails the bench when a bf16 convolution, inner product or matmul of a short dtnn run
+    dispatches to one of oneDNN's reference (non-jit) implementations (ONEDNN_VERBOSE)."""
+    model = os.path.join(tmp, f"{name}.verbose.dtnn")
+    synthetic_copy(os.path.join(REPO, cfg["file"]), model, cfg["shape"], cfg["classes"],
+                   cfg["batch"], cfg["batch"], cfg["batch"])
+    cmd = [dtnn_run, model, "--steps", "2", "--epochs", "1", "--no-progress", "--precision", "bf16",
+           "--threads", str(a.threads)] + (["--backend", backend] if backend else [])
+    out = subprocess.run(cmd, env=dict(os.environ, ONEDNN_VERBOSE="1"), capture_output=True,
+                         text=True, timeout=a.timeout).stdout
+    heavy = [l for l in out.splitlines() if l.startswith("onednn_verbose,exec,cpu,")
+             and l.split(",")[3] in ("convolution", "inner_product", "matmul") and "bf16" in l]
+    slow = [l for l in heavy if "ref" in l.split(",")[4]]
+    if slow:
+        sys.exit(f"compare.py: {name}: {len(slow)} bf16 primitive(s) run oneDNN's reference code, "
+                 "first: " + slow[0])
+    log(f"  {name}: {len(heavy)} bf16 convolution/inner product/matmul runs, none on reference code")
+
+
+def run_torch(a, name, cfg, tmp, rep, setting, params, precision="f32"):
+    label, threads, policy, channels_last = setting
     env = dict(os.environ)
     env.pop("OMP_WAIT_POLICY", None)
     if policy:
@@ -404,8 +453,10 @@ def run_torch(a, name, cfg, tmp, rep, setting, params):
            "--infer-warmup", str(QUICK["torch_infer_warmup"] if q else 3),
            "--latency-reps", str(QUICK["latency_reps"] if q else 20),
            "--expect-params", str(params), "--build-dir", a.build_dir]
-    logpath = os.path.join(tmp, f"{name}.torch.{label}.{rep}.log")
-    rec = {"side": "pytorch", "model": name, "repeat": rep, "setting": label}
+    cmd += ["--channels-last"] if channels_last else []
+    cmd += ["--autocast", "bf16"] if precision == "bf16" else []
+    logpath = os.path.join(tmp, f"{name}.torch.{label}.{precision}.{rep}.log")
+    rec = {"side": "pytorch", "model": name, "repeat": rep, "setting": label, "precision": precision}
     rec["rc"], rec["wall_s"], rec["others"] = run_logged(cmd, logpath, a, env)
     for line in open(logpath).read().splitlines():
         if line.startswith("{"):
@@ -477,16 +528,26 @@ def summarize(a, records):
             else:
                 for k in ("train_images_per_s", "infer_images_per_s", "latency_ms_b1"):
                     r[k] = None
-    for name in a.models:
+    def torch_best(name, precision, key):
+        rs = [r for r in records if r["side"] == "pytorch" and r["model"] == name
+              and r.get("precision", "f32") == precision]
+        meds = [med(r.get(key) for r in rs if r["setting"] == s[0])
+                for s in torch_settings(a.threads, MODELS[name]["shape"])]
+        meds = [m for m in meds if m is not None]
+        return max(meds) if meds else None
+
+    for name, precision in [(n, p) for n in a.models for p in a.precisions]:
         cfg = MODELS[name]
-        d = [r for r in records if r["side"] == "dtnn" and r["model"] == name]
-        t = [r for r in records if r["side"] == "pytorch" and r["model"] == name]
+        d = [r for r in records if r["side"] == "dtnn" and r["model"] == name
+             and r.get("precision", "f32") == precision]
+        t = [r for r in records if r["side"] == "pytorch" and r["model"] == name
+             and r.get("precision", "f32") == precision]
         d_train = med(r["train_images_per_s"] for r in d)
         d_inf = med(r["infer_images_per_s"] for r in d)
         d_rss = med(r["peak_rss_train_bytes"] for r in d)
         d_lat = med(r.get("latency_ms_b1") for r in d)
         best = {}
-        for label, _, _ in torch_settings(a.threads):
+        for label, *_ in torch_settings(a.threads, cfg["shape"]):
             rs = [r for r in t if r["setting"] == label]
             best[label] = {k: med(r.get(k) for r in rs) for k in
                            ("train_images_per_s", "infer_images_per_s", "peak_rss_train_bytes",
@@ -502,19 +563,26 @@ def summarize(a, records):
         gflops = d_train * 6 * a.macs[name] / 1e9 if d_train else None
         step_over_kernels = med(r["step_ms"] / r["kernel_ms"] for r in d
                                 if r.get("step_ms") and r.get("kernel_ms"))
-        rows.append([name, str(cfg["batch"]), fmt(d_train), fmt(t_train), ratio(d_train, t_train),
+        t_f32 = torch_best(name, "f32", "train_images_per_s")
+        d_f32 = med(r["train_images_per_s"] for r in records if r["side"] == "dtnn"
+                    and r["model"] == name and r.get("precision", "f32") == "f32")
+        rows.append([name, precision, str(cfg["batch"]), fmt(d_train), fmt(t_train),
+                     ratio(d_train, t_train), fmt(t_f32), ratio(d_train, d_f32),
                      fmt(d_inf), fmt(t_inf), ratio(d_inf, t_inf),
                      fmt(d_rss / mib if d_rss else None), fmt(t_rss / mib if t_rss else None),
                      f"{t_train_l}/{t_inf_l}", fmt(d_lat, 2), fmt(t_lat, 2), fmt(gflops, 1),
                      fmt(100 * gflops / a.peak if gflops and a.peak else None) + "%",
                      fmt(step_over_kernels, 2)])
-    head = ["model", "batch", "dtnn train", "torch train", "ratio", "dtnn infer", "torch infer",
+    head = ["model", "precision", "batch", "dtnn train", "torch train", "ratio", "torch f32 train",
+            "dtnn /f32", "dtnn infer", "torch infer",
             "ratio", "dtnn RSS MiB", "torch RSS MiB", "torch setting", "dtnn b1 ms", "torch b1 ms",
             "dtnn GFLOP/s", "of peak", "step/kernels"]
     print_table(head, rows)
     print("peak: %s GFLOP/s (bench/fma_peak.cpp, %d threads); dtnn GFLOP/s counts 6 FLOPs per "
           "forward multiply-accumulate in training; step/kernels: a train step's time over the sum "
-          "of its kernels' times (--profile)" % (fmt(a.peak, 1), a.threads))
+          "of its kernels' times (--profile); torch f32 train: PyTorch's float32 training beside "
+          "each row; dtnn /f32: dtnn's training over its float32 row's" % (fmt(a.peak, 1), a.threads))
+    print("cpu: %s" % cpu_description())
     print("samples kept (other processes below %.2f cores): " % a.max_others +
           ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in kept.items()))
 
@@ -542,12 +610,17 @@ def main():
         f"{a.repeat} repeat(s); logs in {tmp}")
     records = []
     try:
+        if "bf16" in a.precisions:
+            for name in a.models:
+                check_bf16_dispatch(a, name, cfgs[name], tmp, dtnn_run, backend)
         for rep in range(a.repeat):
             for name in a.models:
                 cfg = cfgs[name]
-                torch_runs = [lambda s=s: run_torch(a, name, cfg, tmp, rep, s, params[name])
-                              for s in torch_settings(a.threads)]
-                dtnn_runs = [lambda: run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend)]
+                torch_runs = [lambda s=s, p=p: run_torch(a, name, cfg, tmp, rep, s, params[name], p)
+                              for p in a.torch_precisions
+                              for s in torch_settings(a.threads, cfg["shape"])]
+                dtnn_runs = [lambda p=p: run_dtnn(a, name, cfg, tmp, rep, dtnn_run, backend, p)
+                             for p in a.precisions]
                 order = dtnn_runs + torch_runs if rep % 2 == 0 else torch_runs + dtnn_runs
                 for run in order:
                     rec = run()
@@ -556,12 +629,13 @@ def main():
                         jf.write(json.dumps(rec) + "\n")
                         jf.flush()
                     if rec["side"] == "dtnn":
-                        log(f"  [{rep + 1}/{a.repeat}] {name:12s} dtnn        train "
+                        log(f"  [{rep + 1}/{a.repeat}] {name:12s} dtnn {rec['precision']:>4s}   train "
                             f"{fmt(rec['train_images_per_s'])} img/s ({rec['train_wall_s']:.1f} s), "
                             f"infer {fmt(rec['infer_images_per_s'])} img/s ({rec['infer_wall_s']:.1f} s), "
                             f"b1 {fmt(rec['latency_ms_b1'], 2)} ms")
                     else:
-                        log(f"  [{rep + 1}/{a.repeat}] {name:12s} torch {rec['setting']:>9s} train "
+                        log(f"  [{rep + 1}/{a.repeat}] {name:12s} torch {rec['setting']:>9s} "
+                            f"{rec['precision']} train "
                             f"{fmt(rec.get('train_images_per_s'))} img/s, infer "
                             f"{fmt(rec.get('infer_images_per_s'))} img/s, b1 "
                             f"{fmt(rec.get('latency_ms_b1'), 2)} ms ({rec['wall_s']:.1f} s)")

@@ -32,6 +32,7 @@ which should be OpenBLAS's pthread build (libopenblas0-pthread); the script warn
 Run it with /usr/bin/python3. bench/compare.py runs it next to dtnn-run.
 """
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -81,6 +82,10 @@ def parse_args():
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"),
                    help="dtnn build folder, for bin/dtnnc (default: build/ of the repository)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--autocast", choices=["bf16"], default=None,
+                   help="train and infer under torch.autocast('cpu', dtype=torch.bfloat16)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="the model and its 4-d inputs in torch.channels_last")
     a = p.parse_args()
     if not a.models and not a.check:
         p.error("name a model: " + ", ".join(MODELS))
@@ -220,15 +225,23 @@ def main():
     model = models[name]
     shape, classes = MODELS[name][1], MODELS[name][2]
 
+    # channels_last for the convolutional models, when asked; autocast (bf16 where PyTorch's
+    # CPU autocast lists the op) around the forward pass and the loss.
+    fmt = torch.channels_last if a.channels_last and len(shape) == 3 else torch.contiguous_format
+    model = model.to(memory_format=fmt)
+    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if a.autocast \
+        else contextlib.nullcontext
+
     # Training on one fixed random batch.
-    x = torch.randn(a.batch, *shape)
+    x = torch.randn(a.batch, *shape).contiguous(memory_format=fmt)
     y = torch.randint(0, classes, (a.batch,))
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     model.train()
 
     def train_step():
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
+        with autocast():
+            loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         return loss
@@ -244,9 +257,9 @@ def main():
 
     # Inference.
     model.eval()
-    xi = torch.randn(a.infer_batch, *shape)
-    x1 = torch.randn(1, *shape)
-    with torch.no_grad():
+    xi = torch.randn(a.infer_batch, *shape).contiguous(memory_format=fmt)
+    x1 = torch.randn(1, *shape).contiguous(memory_format=fmt)
+    with torch.no_grad(), autocast():
         for _ in range(a.infer_warmup):
             model(xi)
         t0 = time.perf_counter()
@@ -271,7 +284,8 @@ def main():
         "infer_images_per_s": a.infer_steps * a.infer_batch / infer_s,
         "latency_ms_b1": 1000 * statistics.median(lat), "latency_reps": a.latency_reps,
         "peak_rss_train_bytes": rss_train, "peak_rss_bytes": peak_rss_bytes(),
-        "torch": torch.__version__, "blas": blas,
+        "torch": torch.__version__, "blas": blas, "autocast": a.autocast,
+        "channels_last": fmt == torch.channels_last,
     })
 
 
