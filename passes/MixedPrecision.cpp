@@ -99,9 +99,9 @@ private:
     std::vector<int> wanted(op.operands().size(), -1);
     int widest = -1;
     for (size_t i = 0; i < specs.size(); ++i) {
-      int w = width(op.operand(unsigned(i))->type().dtype);
       DType t = op.operand(unsigned(i))->type().dtype;
       if (t == DType::F64) return false;
+      int w = width(t);
       if (w < 0 || specs[i]->effect != ir::Effect::Read) continue;
       if (p == ir::Precision::Low) {
         wanted[i] = 0;

@@ -74,12 +74,16 @@ Expected<std::unique_ptr<ir::Module>> compile(const Model::Impl &m, const std::s
   }
   if (Error e = cli::applySettingFlags(flags, module->trainConfig())) return e;
   if (pipeline.empty()) return module;
+  // A train section's (or the settings') precision = bf16 gains the mixed-precision pass, as in
+  // dtnn-run.
+  auto config = ir::readRunSettings(module->trainConfig());
+  if (!config) return config.takeError();
   auto target = runtime::makeFusionTarget("");
   if (!target) return target.takeError();
   passes::PassManagerOptions po;
   po.target = target->get();
   passes::PassManager pm(po);
-  if (Error e = pm.parsePipeline(pipeline)) return e;
+  if (Error e = pm.parsePipeline(passes::withPrecision(pipeline, config->precision.name))) return e;
   if (Error e = pm.run(*module)) return e;
   return module;
 }
