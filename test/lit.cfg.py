@@ -22,6 +22,8 @@ examples_dir = os.path.join(config.dtnn_src_root, "examples")
 lit_inputs_dir = os.path.join(config.test_source_root, "lit", "Inputs")
 
 # lit applies substitutions in order, so a name that is a prefix of another must come later.
+config.substitutions.append(("%dtnn_tools_dir", config.dtnn_tools_dir))
+config.substitutions.append(("%onnx_data", "/usr/include/onnx/backend/test/data"))
 config.substitutions.append(("%dtnn_run", os.path.join(config.dtnn_tools_dir, "dtnn-run")))
 config.substitutions.append(("%dtnnc", os.path.join(config.dtnn_tools_dir, "dtnnc")))
 config.substitutions.append(("%dtnn_sim", os.path.join(config.dtnn_tools_dir, "dtnn-sim")))

@@ -32,6 +32,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   libjpeg62-turbo-dev libpng-dev libturbojpeg0-dev libcairo2-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
   dataset-fashion-mnist fortunes
   clang libclang-rt-14-dev
 )
@@ -39,8 +40,9 @@ PACKAGES=(
 # weights against torchvision's own outputs (with OpenBLAS's threaded build, which PyTorch
 # would otherwise replace with the slow reference BLAS).
 # pkg-config builds a program against an installed libdtnn, as the install test does; valgrind
-# counts the instructions compile_scaling.sh checks; graphviz renders `dtnnc --emit=dot`.
-TEST_PACKAGES=(python3-torchvision libopenblas0-pthread pkg-config valgrind graphviz)
+# counts the instructions compile_scaling.sh checks; graphviz renders `dtnnc --emit=dot`; python3-onnx
+# reads the expected tensors of ONNX's backend tests (tools/onnx_conformance.py).
+TEST_PACKAGES=(python3-torchvision python3-onnx libopenblas0-pthread pkg-config valgrind graphviz)
 
 log() { printf '==> %s\n' "$*"; }
 die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }

@@ -122,24 +122,36 @@ RunStatus Session::predict() {
   if (namesImages(o_.predictPath)) return predictImages();
   auto in = loadCheckpoint(o_.predictPath);
   if (!in) return fail(in.error().message());
-  const ir::Value *x = fwd_->inputs()[0];
-  const ir::TensorType &want = x->type();
-  auto it = in->tensors.find(x->name());
-  if (it == in->tensors.end())
-    return fail(o_.predictPath + ": has no tensor '" + x->name() + "' for input %" + x->name() +
-                " of model '" + fwd_->name() + "' (" + want.str() + ")");
-  const Tensor &t = it->second;
-  const ir::TensorType &have = t.type();
-  bool fits = have.dtype == want.dtype && have.rank() == want.rank() && have.rank() > 0 &&
-              have.dims[0] >= 1 &&
-              std::equal(have.dims.begin() + 1, have.dims.end(), want.dims.begin() + 1);
-  if (!fits)
-    return fail(o_.predictPath + ": '" + x->name() + "' is " + have.str() + ", but model '" +
-                fwd_->name() + "' takes " + want.str());
-  int64_t batch = have.dims[0];
+  // Every input of the model, by name; the batch is the first dimension of the symbolic ones.
+  const auto &xs = fwd_->inputs();
+  int64_t batch = 1;
+  bool batchSet = false;
+  for (const ir::Value *x : xs) {
+    const ir::TensorType &want = x->type();
+    auto it = in->tensors.find(x->name());
+    if (it == in->tensors.end())
+      return fail(o_.predictPath + ": has no tensor '" + x->name() + "' for input %" + x->name() +
+                  " of model '" + fwd_->name() + "' (" + want.str() + ")");
+    const ir::TensorType &have = it->second.type();
+    bool symbolic = want.rank() > 0 && ir::isBatchDim(want.dims[0]);
+    bool fits = have.dtype == want.dtype && have.rank() == want.rank() &&
+                (symbolic ? have.dims[0] >= 1 && (!batchSet || have.dims[0] == batch)
+                          : want.rank() == 0 || have.dims[0] == want.dims[0]) &&
+                (want.rank() == 0 ||
+                 std::equal(have.dims.begin() + 1, have.dims.end(), want.dims.begin() + 1));
+    if (!fits)
+      return fail(o_.predictPath + ": '" + x->name() + "' is " + have.str() + ", but model '" +
+                  fwd_->name() + "' takes " + want.str() +
+                  (symbolic && batchSet ? " with the batch of the inputs before it" : ""));
+    if (symbolic && !batchSet) batch = have.dims[0], batchSet = true;
+  }
+  const ir::Value *x = xs[0];
   auto exec = runner_->executor(*fwd_, batch);
   if (!exec) return fail(exec.error().message());
-  (*exec)->setInput(0, t.raw(), t.bytes());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor &t = in->tensors.at(xs[i]->name());
+    (*exec)->setInput(i, t.raw(), t.bytes());
+  }
   if (Error e = (*exec)->run()) return fail(e.message());
   Checkpoint out;
   size_t outputs = (*exec)->plan().outputs.size();

@@ -34,7 +34,9 @@ Error Session::findGraphs() {
   // --predict and --generate run the forward graph alone.
   if (!fwd_ || (!predicting() && (!train_ || !eval_)))
     return Error::make("the module lacks a forward, train or eval graph (run the autodiff pass)");
-  if (fwd_->inputs().size() != 1)
+  // --predict of a tensor file feeds every input by name; training and the rest feed one.
+  bool predictTensors = !o_.predictPath.empty() && o_.generate == 0;
+  if (fwd_->inputs().empty() || (fwd_->inputs().size() != 1 && !predictTensors))
     return Error::make("model '" + fwd_->name() + "' takes " +
                        std::to_string(fwd_->inputs().size()) +
                        " inputs; dtnn-run trains models with one input (images or tokens)");

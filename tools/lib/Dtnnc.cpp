@@ -54,6 +54,7 @@ const char *kUsage =
     "  opt FILE.dtir       run passes over textual IR and print the result\n"
     "  summary FILE.dtnn   print a per-layer table of a model\n"
     "  gradcheck OP|FILE   check an op's gradient rule against finite differences\n"
+    "  import MODEL.onnx   write an ONNX model as .dtnn source and safetensors weights\n"
     "  ops                 print the op catalogue (Markdown) generated from the op table\n"
     "  settings            print the run settings and their choices (Markdown) from the registries\n"
     "\n"
@@ -517,6 +518,7 @@ int dtnnc(int argc, char **argv) {
   if (cmd == "opt") return cmdOpt(args);
   if (cmd == "summary") return cmdSummary(args);
   if (cmd == "gradcheck") return tools::dtnncGradCheck(args);
+  if (cmd == "import") return tools::dtnncImport(args);
   if (cmd == "ops")
     return cmdCatalogue("ops", "Prints the op catalogue (Markdown) generated from the op table.",
                         ir::printOpCatalogue, args);
@@ -525,7 +527,7 @@ int dtnnc(int argc, char **argv) {
                         "Prints the run settings and the registered choices of each (Markdown).",
                         ir::printSettingsCatalogue, args);
   std::string hint =
-      closestMatch(cmd, {"compile", "opt", "summary", "gradcheck", "ops", "settings"});
+      closestMatch(cmd, {"compile", "opt", "summary", "gradcheck", "import", "ops", "settings"});
   std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
             << kUsage;

@@ -10,4 +10,7 @@ namespace dtnn::tools {
 // exit status.
 int dtnncGradCheck(const std::vector<std::string> &argv);
 
+// `dtnnc import MODEL.onnx [-o FILE.dtnn] [--weights FILE]`: argv after the command word.
+int dtnncImport(const std::vector<std::string> &argv);
+
 } // namespace dtnn::tools
