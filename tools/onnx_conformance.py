@@ -75,7 +75,7 @@ def run_test(test_dir, bin_dir, backends):
                 out = os.path.join(tmp, "out.safetensors")
                 args = [os.path.join(bin_dir, "dtnn-run"), src, "--predict", inp, "--predictions", out,
                         "--threads", "1"]
-                if os.path.getsize(weights) > 8 and os.path.exists(weights):
+                if os.path.exists(weights):
                     args += ["--init-from", weights]
                 if backend:
                     args += ["--backend", backend]

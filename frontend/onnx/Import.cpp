@@ -148,7 +148,7 @@ Expected<ImportResult> importModel(const std::string &path, const ImportOptions 
   }
   std::vector<Tensor> outs;
   for (const auto &o : g.output()) {
-    if (ctx.known(o.name()) && !ctx.bound(o.name() + "#tensor"))
+    if (ctx.known(o.name()))
       return Error::make(path + ": graph output '" + o.name() +
                          "' is a constant; dtnn's models compute their results");
     auto t = ctx.tensor(o.name(), "graph output '" + o.name() + "'");
