@@ -1,11 +1,9 @@
 // Loads the cuda backend's device module (libdtnn-cuda.so, beside libdtnn)
 // the first time a run asks for a device.
 #include "backends/cuda/DeviceApi.h"
-
-#include <dlfcn.h>
+#include "ir/SiblingModule.h"
 
 #include <atomic>
-#include <filesystem>
 #include <mutex>
 
 namespace dtnn::cuda {
@@ -21,25 +19,14 @@ Expected<const DeviceApi *> deviceApi() {
   static const DeviceApi *api = nullptr;
   static std::string failure;
   std::call_once(once, [] {
-    Dl_info info;
-    std::string path = kDeviceModule;
-    if (dladdr(reinterpret_cast<void *>(&deviceApi), &info) && info.dli_fname)
-      path = (std::filesystem::path(info.dli_fname).parent_path() / kDeviceModule).string();
-    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char *why = dlerror();
-      failure = "cannot load the cuda backend's device module " + path + ": " +
-                (why ? why : "unknown") +
-                " (it needs the CUDA libraries cuDNN 9, cuBLAS 13 and NVRTC 13 on the library path)";
+    Expected<const DeviceApi *> found = loadSiblingApi<DeviceApi>(
+        kDeviceModule, kDeviceSymbol, "the cuda backend's device module",
+        " (it needs the CUDA libraries cuDNN 9, cuBLAS 13 and NVRTC 13 on the library path)");
+    if (!found) {
+      failure = found.error().message();
       return;
     }
-    auto get = reinterpret_cast<const DeviceApi *(*)()>(dlsym(handle, kDeviceSymbol));
-    const DeviceApi *found = get ? get() : nullptr;
-    if (!found || found->version != DeviceApi::kVersion) {
-      failure = path + " is not this libdtnn's cuda device module";
-      return;
-    }
-    api = found;
+    api = *found;
     loaded = true;
   });
   if (!api) return Error::make(failure);

@@ -1,12 +1,10 @@
 // Loads the jit's code generator (libdtnn-jit.so, beside libdtnn) the first
 // time a kernel is compiled, and forwards to it; waits for kernels' code.
 #include "backends/jit/Codegen.h"
-
-#include <dlfcn.h>
+#include "ir/SiblingModule.h"
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <mutex>
 
 namespace dtnn::jit {
@@ -25,23 +23,10 @@ Expected<const CodegenApi *> codegen() {
   static const CodegenApi *api = nullptr;
   static std::string failure;
   std::call_once(once, [] {
-    Dl_info info;
-    std::string path = kCodegenModule;
-    if (dladdr(reinterpret_cast<void *>(&codegen), &info) && info.dli_fname)
-      path = (std::filesystem::path(info.dli_fname).parent_path() / kCodegenModule).string();
-    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char *why = dlerror();
-      failure = "cannot load the jit's code generator " + path + ": " + (why ? why : "unknown");
-      return;
-    }
-    auto get = reinterpret_cast<const CodegenApi *(*)()>(dlsym(handle, kCodegenSymbol));
-    const CodegenApi *found = get ? get() : nullptr;
-    if (!found || found->version != CodegenApi::kVersion) {
-      failure = path + " is not this libdtnn's jit code generator";
-      return;
-    }
-    api = found;
+    Expected<const CodegenApi *> found =
+        loadSiblingApi<CodegenApi>(kCodegenModule, kCodegenSymbol, "the jit's code generator");
+    if (found) api = *found;
+    else failure = found.error().message();
   });
   if (!api) return Error::make(failure);
   return api;

@@ -1,8 +1,10 @@
 #include "frontend/onnx/Import.h"
 
 #include "frontend/Frontend.h"
+#include "frontend/onnx/Patterns.h"
 #include "frontend/onnx/ops/Translators.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -13,7 +15,9 @@ const TranslatorTable &translators() {
     TranslatorTable t;
     addActivationTranslators(t);
     addArithmeticTranslators(t);
+    addIndexingTranslators(t);
     addLayerTranslators(t);
+    addReductionTranslators(t);
     addShapeTranslators(t);
     return t;
   }();
@@ -119,19 +123,29 @@ Expected<ImportResult> importModel(const std::string &path, const ImportOptions 
     Known k{std::move(*d), {}, init.name()};
     ctx.bindKnown(init.name(), std::move(k));
   }
-  for (const auto &n : g.node())
+  for (const auto &[name, file] : opts.constants) {
+    bool isInput = std::any_of(g.input().begin(), g.input().end(), [&](const auto &in) { return in.name() == name; });
+    if (!isInput) return Error::make(path + ": the constant '" + name + "' is not an input of the graph");
+    auto t = loadTensor(file);
+    if (!t) return t.takeError();
+    auto d = readTensor(*t);
+    if (!d) return Error::make(file + ": " + d.error().message());
+    ctx.bindKnown(name, Known{std::move(*d), {}, name});
+  }
+  std::vector<onnx::NodeProto> nodes = fusePatterns(g);
+  for (const auto &n : nodes)
     for (const auto &in : n.input()) ctx.usedOutputs.insert(in);
   for (const auto &o : g.output()) ctx.usedOutputs.insert(o.name());
 
   std::vector<std::string> params;
   for (const auto &in : g.input()) {
-    if (ctx.bound(in.name())) continue; // an initializer listed as an input (IR version < 4)
+    if (ctx.bound(in.name())) continue; // an initializer (IR version < 4) or a bound constant
     auto t = inputTensor(in, ctx.freshVar(in.name()));
     if (!t) return Error::make(path + ": " + t.error().message());
     params.push_back(t->var + ": " + typeText(*t));
     ctx.bindTensor(in.name(), *t);
   }
-  for (const auto &proto : g.node()) {
+  for (const auto &proto : nodes) {
     Node node(ctx, proto, opset);
     if (!proto.domain().empty() && proto.domain() != "ai.onnx")
       return Error::make(path + ": " + node.describe() + ": operators of domain '" + proto.domain() +

@@ -165,6 +165,7 @@ Expected<Tensor> Context::tensor(const std::string &name, const std::string &use
                         {"initializer " + (k.initializer.empty() ? name : k.initializer)}});
   addWeight(pname, k.data.dims, k.data);
   v.tensor = t;
+  tensors_.push_back(t);
   return t;
 }
 
@@ -190,7 +191,7 @@ std::string Context::freshVar(const std::string &base) {
 
 std::string Context::layerName(const std::string &weight, const Node &node) {
   std::string base = weight;
-  for (const char *suffix : {".weight", ".bias", ".scale", ".gamma", ".W", "_W", ".w"}) {
+  for (const char *suffix : {".weight", ".bias", "_weight", "_bias", ".scale", ".gamma", ".W", "_W", ".w"}) {
     size_t n = std::string(suffix).size();
     if (base.size() > n && base.compare(base.size() - n, n, suffix) == 0) {
       base.resize(base.size() - n);
@@ -198,8 +199,10 @@ std::string Context::layerName(const std::string &weight, const Node &node) {
     }
   }
   if (base.empty() || base.rfind("onnx::", 0) == 0) {
-    // The node's name, less the operator PyTorch ends it with ("/layer1/layer1.0/conv1/Conv").
+    // The node's name, less the operator PyTorch ends it with ("/layer1/layer1.0/conv1/Conv");
+    // of a fused node, its first node's.
     base = node.proto().name().empty() ? node.op() : node.proto().name();
+    base = base.substr(0, base.find(", "));
     size_t slash = base.rfind('/');
     if (slash != std::string::npos && slash > 0 && base.compare(slash + 1, node.op().size(), node.op()) == 0)
       base.resize(slash);

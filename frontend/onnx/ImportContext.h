@@ -4,6 +4,7 @@
 // write lines of source with it.
 #pragma once
 
+#include "frontend/onnx/Door.h"
 #include "frontend/onnx/OnnxFile.h"
 #include "ir/Types.h"
 
@@ -44,13 +45,6 @@ struct Line {
   std::string call;
   std::vector<std::string> uses;
   std::vector<std::string> nodes;
-};
-
-// A weight of the source's layers and params, under its dtnn name.
-struct Weight {
-  std::string name;
-  std::vector<int64_t> dims;
-  std::vector<float> data;
 };
 
 class Context;
@@ -95,7 +89,10 @@ private:
 class Context {
 public:
   // Binds ONNX value `name`.
-  void bindTensor(const std::string &name, Tensor t) { values_[name] = Value{std::move(t), {}}; }
+  void bindTensor(const std::string &name, Tensor t) {
+    tensors_.push_back(t);
+    values_[name] = Value{std::move(t), {}};
+  }
   void bindKnown(const std::string &name, Known k) { values_[name] = Value{{}, std::move(k)}; }
   void bindAlias(const std::string &name, const std::string &other) { values_[name] = values_.at(other); }
   bool bound(const std::string &name) const { return values_.count(name) > 0; }
@@ -116,6 +113,8 @@ public:
   const std::vector<Line> &lines() const { return lines_; }
   std::vector<Line> &lines() { return lines_; }
   const std::vector<Weight> &weights() const { return weights_; }
+  // Every tensor bound so far, in order (graph inputs, then what the lines compute).
+  const std::vector<Tensor> &tensors() const { return tensors_; }
   std::set<std::string> usedOutputs; // ONNX values some node or the graph reads
 
 private:
@@ -126,6 +125,7 @@ private:
   std::map<std::string, Value> values_;
   std::vector<Line> lines_;
   std::vector<Weight> weights_;
+  std::vector<Tensor> tensors_;
   std::set<std::string> vars_, layers_;
 };
 

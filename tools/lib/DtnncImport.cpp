@@ -1,7 +1,8 @@
-// `dtnnc import MODEL.onnx -o MODEL.dtnn [--weights W.safetensors] [--model NAME]`.
+// `dtnnc import MODEL.onnx -o MODEL.dtnn [--weights W.safetensors] [--model NAME]
+// [--constant NAME=FILE]...`.
 #include "tools/lib/DtnncCommands.h"
 
-#include "frontend/onnx/Import.h"
+#include "frontend/onnx/Door.h"
 #include "ir/Output.h"
 #include "runtime/train/Checkpoint.h"
 #include "tools/lib/CommandLine.h"
@@ -17,6 +18,8 @@ const std::vector<cli::OptionSpec> kSpecs = {
     {"o", "FILE", "where the .dtnn source goes ('-' for stdout, the default)"},
     {"weights", "FILE", "where the weights go (safetensors, for dtnn-run --init-from)"},
     {"model", "NAME", "the model's name (default: the ONNX graph's)"},
+    {"constant", "NAME=FILE", "bind graph input NAME to the tensor in FILE (a serialized TensorProto), "
+                              "as a constant of the import (repeatable)", true},
     {"help", "", "print this help"},
 };
 
@@ -31,20 +34,28 @@ int dtnncImport(const std::vector<std::string> &argv) {
   auto args = cli::parseArgs(argv, kSpecs);
   if (!args) return usage(args.error().message());
   if (args->has("help")) {
-    std::cout << "usage: dtnnc import MODEL.onnx [-o MODEL.dtnn] [--weights W.safetensors]\n\n"
+    std::cout << "usage: dtnnc import MODEL.onnx [-o MODEL.dtnn] [--weights W.safetensors] "
+                 "[--constant NAME=FILE]...\n\n"
               << "Writes an ONNX model as .dtnn source and its weights as safetensors.\n\n"
               << cli::optionsHelp(kSpecs);
     return 0;
   }
   if (args->positional.size() != 1) return usage("expected one ONNX file");
   std::string out = args->get("o", "-"), weights = args->get("weights");
-  if (Error clash = cli::pathClash({{"-o", out == "-" ? "" : out}, {"--weights", weights}},
-                                   {{"the model", args->positional[0]}}))
-    return usage(clash.message());
   onnximport::ImportOptions opts;
+  for (const std::string &c : args->all("constant")) {
+    size_t eq = c.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == c.size())
+      return usage("--constant takes NAME=FILE, got '" + c + "'");
+    opts.constants.emplace_back(c.substr(0, eq), c.substr(eq + 1));
+  }
+  std::vector<std::pair<std::string, std::string>> inputs = {{"the model", args->positional[0]}};
+  for (const auto &[name, file] : opts.constants) inputs.emplace_back("the constant " + name, file);
+  if (Error clash = cli::pathClash({{"-o", out == "-" ? "" : out}, {"--weights", weights}}, inputs))
+    return usage(clash.message());
   opts.modelName = args->get("model");
   opts.sourceName = out == "-" ? "" : out;
-  auto result = onnximport::importModel(args->positional[0], opts);
+  auto result = onnximport::importOnnx(args->positional[0], opts);
   if (!result) {
     std::cerr << "dtnnc: error: " << result.error().message() << "\n";
     return 1;

@@ -1,6 +1,6 @@
 // Elementwise activations and the ops that keep their input's shape: Relu, Sigmoid, Tanh, Exp,
 // Log, Sqrt, Erf, Neg, Reciprocal, LeakyRelu, HardSigmoid, HardSwish, Clip, Softmax,
-// LogSoftmax, Identity, Dropout.
+// LogSoftmax, Identity, Dropout, Gelu.
 #include "frontend/onnx/ops/Translators.h"
 
 #include <cmath>
@@ -36,6 +36,13 @@ Error unary(Context &ctx, const Node &node) {
 }
 
 Error neg(Context &ctx, const Node &node) {
+  if (const Known *k = node.known(0); k && !k->dependsOnBatch()) {
+    Known out = *k; // folded: the index arithmetic of expanded functions
+    for (double &v : out.data.floats) v = -v;
+    for (int64_t &v : out.data.ints) v = -v;
+    ctx.bindKnown(node.proto().output(0), std::move(out));
+    return Error::success();
+  }
   auto x = floatInput(node);
   if (!x) return x.takeError();
   ctx.emit(node, node.op(), "", x->var + " * -1.0", {x->var}, x->dtype, x->dims, node.proto().output(0));
@@ -99,10 +106,29 @@ Error softmax(Context &ctx, const Node &node) {
   return apply(ctx, node, call(callee, {"axis=" + std::to_string(*axis)}));
 }
 
+// Identity: the same value. An initializer under a new name (PyTorch's exporter shares one
+// initializer among parameters of equal values and names each through an Identity) takes the
+// new name, so that the layer reading it is named after its own parameter.
 Error identity(Context &ctx, const Node &node) {
   if (!node.has(0)) return node.fail("its input is missing");
-  ctx.bindAlias(node.proto().output(0), node.proto().input(0));
+  const std::string &out = node.proto().output(0);
+  const Known *k = node.known(0);
+  if (k && !k->initializer.empty() && out.rfind("onnx::", 0) != 0) {
+    Known renamed = *k;
+    renamed.initializer = out;
+    ctx.bindKnown(out, std::move(renamed));
+    return Error::success();
+  }
+  ctx.bindAlias(out, node.proto().input(0));
   return Error::success();
+}
+
+// Gelu: the fused decomposition of frontend/onnx/Patterns.h, or the operator of opset 20.
+Error gelu(Context &ctx, const Node &node) {
+  std::string approx = node.attrString("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return node.fail("approximate '" + approx + "' is not 'none' or 'tanh'");
+  return apply(ctx, node, approx == "none" ? "gelu" : "gelu(approximate=\"tanh\")");
 }
 
 // Dropout: the identity when predicting, dropout when training.
@@ -130,6 +156,7 @@ void addActivationTranslators(TranslatorTable &t) {
   t["Softmax"] = {{"axis"}, softmax};
   t["LogSoftmax"] = {{"axis"}, softmax};
   t["Identity"] = {{}, identity};
+  t["Gelu"] = {{"approximate"}, gelu};
   t["Dropout"] = {{"ratio", "seed"}, dropout};
 }
 

@@ -18,12 +18,16 @@ double applyOp(const std::string &op, double a, double b) {
 }
 
 // Folds two known values, one of them a single element or both of one shape.
-Error fold(Context &ctx, const Node &node, const Known &a, const Known &b) {
+Error fold(Context &ctx, const Node &node, const Known &a0, const Known &b0) {
+  // A multiple of the batch size times a number: the batch-dependent operand first.
+  bool swap = node.op() == "Mul" && b0.dependsOnBatch() && !a0.dependsOnBatch();
+  const Known &a = swap ? b0 : a0, &b = swap ? a0 : b0;
   const Known &big = a.data.count() >= b.data.count() ? a : b;
   size_t n = big.data.count();
   if (a.data.count() != n && a.data.count() != 1) return node.fail("folding needs equal shapes or a scalar");
   if (b.data.count() != n && b.data.count() != 1) return node.fail("folding needs equal shapes or a scalar");
-  if (b.dependsOnBatch() || (a.dependsOnBatch() && node.op() != "Mul"))
+  bool scales = node.op() == "Mul" || node.op() == "Div";
+  if (b.dependsOnBatch() || (a.dependsOnBatch() && !scales) || (a.dependsOnBatch() && a.data.isFloat()))
     return node.fail("it computes with the batch size in a way dtnn cannot express");
   Known out;
   out.data.elemType = a.data.elemType;
@@ -41,7 +45,14 @@ Error fold(Context &ctx, const Node &node, const Known &a, const Known &b) {
       if (node.op() == "Div") v = std::trunc(v);
       out.data.ints.push_back(int64_t(v));
     }
-    if (a.dependsOnBatch()) out.batch.push_back(a.batch[a.data.count() == 1 ? 0 : i] * int64_t(at(b)));
+    if (a.dependsOnBatch()) {
+      // (k N) * m is (k m) N; (k N) / m is (k / m) N when m divides k.
+      int64_t k = a.batch[a.data.count() == 1 ? 0 : i], m = int64_t(at(b));
+      if (node.op() == "Div" && (m == 0 || k % m != 0))
+        return node.fail("it divides " + std::to_string(k) + " times the batch size by " + std::to_string(m) +
+                         ", which depends on the batch size in a way dtnn cannot express");
+      out.batch.push_back(node.op() == "Div" ? k / m : k * m);
+    }
   }
   ctx.bindKnown(node.proto().output(0), std::move(out));
   return Error::success();

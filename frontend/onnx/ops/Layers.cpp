@@ -186,22 +186,28 @@ Error gemm(Context &ctx, const Node &node) {
   return Error::success();
 }
 
+// MatMul, and MatMul with a bias (the fused MatMul + Add of frontend/onnx/Patterns.h).
 Error matmul(Context &ctx, const Node &node) {
   auto a = node.tensor(0);
   if (!a) return a.takeError();
-  const Known *kb = node.known(1);
+  const Known *kb = node.known(1), *kbias = node.has(2) ? node.known(2) : nullptr;
   if (knownFloat(kb) && kb->data.dims.size() == 2 && a->rank() >= 2) {
-    // x [.., K] times a known [K, M]: a dense layer without bias, its weight [M, K].
+    // x [.., K] times a known [K, M]: a dense layer, its weight [M, K]; named after the bias
+    // when the weight's name is the exporter's own.
     TensorData w = transposed(kb->data);
-    std::string name = ctx.layerName(kb->initializer, node);
+    bool exporterName = kb->initializer.empty() || kb->initializer.rfind("onnx::", 0) == 0;
+    std::string name = ctx.layerName(exporterName && kbias ? kbias->initializer : kb->initializer, node);
     ctx.addWeight(name + ".weight", w.dims, w);
+    std::vector<std::string> args = {std::to_string(w.dims[0])};
+    if (kbias) ctx.addWeight(name + ".bias", {w.dims[0]}, kbias->data);
+    else args.push_back("bias=false");
+    args.push_back("name=\"" + name + "\"");
     std::vector<int64_t> dims = a->dims;
     dims.back() = w.dims[0];
-    ctx.emit(node, node.op(), a->var,
-             call("dense", {std::to_string(w.dims[0]), "bias=false", "name=\"" + name + "\""}),
-             {a->var}, a->dtype, dims, node.proto().output(0));
+    ctx.emit(node, node.op(), a->var, call("dense", args), {a->var}, a->dtype, dims, node.proto().output(0));
     return Error::success();
   }
+  if (node.has(2)) return node.fail("its fused bias needs a known weight");
   auto b = node.tensor(1);
   if (!b) return b.takeError();
   if (a->rank() < 2 || b->rank() < 2)
@@ -219,6 +225,19 @@ Error matmul(Context &ctx, const Node &node) {
   return Error::success();
 }
 
+// The shortest decimal m with float(1 - m) == f: PyTorch's momentum 0.01 from ONNX's 0.99
+// (stored as the float 0.99000001), where 1 - f would be 0.0099999905.
+double complementOf(float f) {
+  for (int digits = 1; digits <= 9; ++digits) {
+    double scale = std::pow(10.0, digits), m = std::round((1.0 - double(f)) * scale) / scale;
+    if (float(1.0 - m) == f) return m;
+  }
+  return 1.0 - double(f);
+}
+
+// BatchNormalization; in training mode (training_mode = 1) too, whose output is what dtnn's
+// batchnorm computes when training (batch statistics; the running ones move by the momentum),
+// and which --predict runs with the running statistics.
 Error batchnorm(Context &ctx, const Node &node) {
   if (Error e = onlyFirstOutput(node, "dtnn keeps batch norm's running statistics as its state"))
     return e;
@@ -226,7 +245,7 @@ Error batchnorm(Context &ctx, const Node &node) {
   if (!x) return x.takeError();
   if (x->rank() < 2) return node.fail("its input has no channel dimension");
   std::vector<std::string> args;
-  double eps = node.attrFloat("epsilon", 1e-5), momentum = 1 - node.attrFloat("momentum", 0.9);
+  double eps = node.attrFloat("epsilon", 1e-5), momentum = complementOf(float(node.attrFloat("momentum", 0.9)));
   if (std::fabs(eps - 1e-5) > 1e-12) args.push_back("eps=" + number(eps));
   if (std::fabs(momentum - 0.1) > 1e-7) args.push_back("momentum=" + number(momentum));
   bool allKnown = true;
@@ -254,6 +273,75 @@ Error batchnorm(Context &ctx, const Node &node) {
   return Error::success();
 }
 
+// LayerNormalization over the dimensions from axis on: the layernorm layer when its scale and
+// bias are known, else layernorm without affine parameters times the scale plus the bias.
+// LayerNormalization's optional outputs Mean and InvStdDev, over the normalized axes (kept).
+void layernormStatistics(Context &ctx, const Node &node, const Tensor &x, int64_t axis, double eps) {
+  std::vector<int64_t> axes, dims = x.dims;
+  for (int64_t i = axis; i < x.rank(); ++i) axes.push_back(i), dims[size_t(i)] = 1;
+  std::string over = intList(axes) + ", keepdim=true";
+  if (node.outputUsed(1))
+    ctx.emit(node, "mean", "", "mean(" + x.var + ", " + over + ")", {x.var}, x.dtype, dims, node.proto().output(1));
+  if (node.outputUsed(2))
+    ctx.emit(node, "inv_std_dev", "", "rsqrt(var(" + x.var + ", " + over + ", correction=0) + " + number(eps) + ")",
+             {x.var}, x.dtype, dims, node.proto().output(2));
+}
+
+Error layernorm(Context &ctx, const Node &node) {
+  auto x = node.tensor(0);
+  if (!x) return x.takeError();
+  auto axis = normalizeAxis(node, node.attrInt("axis", -1), x->rank());
+  if (!axis) return axis.takeError();
+  double eps = node.attrFloat("epsilon", 1e-5);
+  layernormStatistics(ctx, node, *x, *axis, eps);
+  std::vector<int64_t> inDims = x->dims;
+  if (*axis == 0) {
+    // Over every dimension: dtnn's layernorm normalizes each sample, so one sample of all.
+    std::vector<int64_t> one = x->dims;
+    one.insert(one.begin(), 1);
+    auto r = reshapeTo(ctx, node, *x, one, node.proto().output(0) + "#sample");
+    if (!r) return r.takeError();
+    x = *r;
+    axis = 1;
+  }
+  std::vector<int64_t> shape(x->dims.begin() + *axis, x->dims.end());
+  if (std::any_of(shape.begin(), shape.end(), ir::isBatchDim))
+    return node.fail("it normalizes over the batch axis; dtnn's layernorm normalizes each sample");
+  std::vector<std::string> args;
+  if (x->rank() - *axis != 1) args.push_back("axes=" + std::to_string(x->rank() - *axis));
+  if (std::fabs(eps - 1e-5) > 1e-12) args.push_back("eps=" + number(eps));
+  const Known *kg = node.has(1) ? node.known(1) : nullptr, *kb = node.has(2) ? node.known(2) : nullptr;
+  auto fits = [&](const Known *k) { return knownFloat(k) && product(k->data.dims) == product(shape); };
+  if (node.has(1) && fits(kg) && (!node.has(2) || fits(kb))) {
+    std::string name = ctx.layerName(kg->initializer, node);
+    TensorData beta = kb ? kb->data : TensorData{kg->data.elemType, shape, std::vector<double>(kg->data.count(), 0.0), {}};
+    ctx.addWeight(name + ".gamma", shape, kg->data);
+    ctx.addWeight(name + ".beta", shape, beta);
+    args.push_back("name=\"" + name + "\"");
+    Tensor y = ctx.emit(node, node.op(), x->var, call("layernorm", args), {x->var}, x->dtype, x->dims,
+                        node.proto().output(0));
+    auto r = reshapeTo(ctx, node, y, inDims, node.proto().output(0));
+    return r ? Error::success() : r.takeError();
+  }
+  args.push_back("affine=false");
+  Tensor y = ctx.emit(node, node.op(), x->var, call("layernorm", args), {x->var}, x->dtype, x->dims,
+                      node.proto().output(0));
+  auto back = reshapeTo(ctx, node, y, inDims, node.proto().output(0));
+  if (!back) return back.takeError();
+  y = *back;
+  for (size_t i : {1, 2}) {
+    if (!node.has(i)) continue;
+    auto t = node.tensor(i);
+    if (!t) return t.takeError();
+    auto dims = broadcastDims(node, y.dims, t->dims);
+    if (!dims) return dims.takeError();
+    if (*dims != y.dims) return node.fail("its scale or bias does not broadcast to the input");
+    y = ctx.emit(node, node.op(), "", y.var + (i == 1 ? " * " : " + ") + t->var, {y.var, t->var}, y.dtype,
+                 y.dims, node.proto().output(0));
+  }
+  return Error::success();
+}
+
 } // namespace
 
 void addLayerTranslators(TranslatorTable &t) {
@@ -264,6 +352,7 @@ void addLayerTranslators(TranslatorTable &t) {
   t["Gemm"] = {{"alpha", "beta", "transA", "transB"}, gemm};
   t["MatMul"] = {{}, matmul};
   t["BatchNormalization"] = {{"epsilon", "momentum", "training_mode"}, batchnorm};
+  t["LayerNormalization"] = {{"axis", "epsilon", "stash_type"}, layernorm};
 }
 
 } // namespace dtnn::onnximport

@@ -1,4 +1,4 @@
-// The shape ops: Constant, Shape, Gather, Unsqueeze, Squeeze, Concat and Cast on known values
+// The shape ops: Constant, Shape, Size, Unsqueeze, Squeeze, Concat, Reshape and Cast on known values
 // (folded: the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of exporters), and
 // Reshape, Flatten, Transpose, Concat, Squeeze, Unsqueeze of tensors.
 #include "frontend/onnx/ops/Translators.h"
@@ -36,8 +36,15 @@ Error constant(Context &ctx, const Node &node) {
 
 // The dimensions of a tensor, the batch as its multiple of N.
 Error shape(Context &ctx, const Node &node) {
-  auto x = node.tensor(0);
-  if (!x) return x.takeError();
+  Tensor of;
+  if (const Known *k = node.known(0)) {
+    of.dims = k->data.dims; // a known value's dimensions are numbers, whatever its elements are
+  } else {
+    auto t = node.tensor(0);
+    if (!t) return t.takeError();
+    of = *t;
+  }
+  const Tensor *x = &of;
   int64_t r = x->rank();
   int64_t begin = node.attrInt("start", 0), end = node.attrInt("end", r);
   begin = std::clamp<int64_t>(begin < 0 ? begin + r : begin, 0, r);
@@ -55,33 +62,29 @@ Error shape(Context &ctx, const Node &node) {
   return Error::success();
 }
 
-// Gather along axis 0 of a known 1-d value (a shape) by known indices.
-Error gather(Context &ctx, const Node &node) {
-  const Known *data = node.known(0);
-  auto idx = node.ints(1, "indices");
-  if (!idx) return idx.takeError();
-  if (!data || data->data.dims.size() != 1 || node.attrInt("axis", 0) != 0)
-    return node.fail("only gathering from a known 1-d value (a shape) is expressible");
-  Known k;
-  k.data.elemType = data->data.elemType;
-  k.data.dims = node.known(1)->data.dims;
-  int64_t n = data->data.dims[0];
-  for (int64_t i : *idx) {
-    if (i < -n || i >= n) return node.fail("index " + std::to_string(i) + " is out of range");
-    size_t j = size_t(i < 0 ? i + n : i);
-    if (data->data.isFloat()) k.data.floats.push_back(data->data.floats[j]);
-    else k.data.ints.push_back(data->data.ints[j]);
-    if (data->dependsOnBatch()) k.batch.push_back(data->batch[j]);
-  }
-  ctx.bindKnown(out0(node), std::move(k));
-  return Error::success();
-}
-
 // The axes of Squeeze and Unsqueeze: an attribute before opset 13, an input from it.
 Expected<std::vector<int64_t>> axesOf(const Node &node) {
   if (node.opset() < 13) return node.attrInts("axes").value_or(std::vector<int64_t>{});
   if (!node.has(1)) return std::vector<int64_t>{};
   return node.ints(1, "axes");
+}
+
+// Size: the element count of a tensor or a known value, folded.
+Error size(Context &ctx, const Node &node) {
+  std::vector<int64_t> dims;
+  if (const Known *k = node.known(0)) {
+    dims = k->data.dims;
+  } else {
+    auto t = node.tensor(0);
+    if (!t) return t.takeError();
+    dims = t->dims;
+  }
+  Known k;
+  k.data.elemType = onnx::TensorProto::INT64;
+  k.data.ints = {product(dims)};
+  if (std::any_of(dims.begin(), dims.end(), ir::isBatchDim)) k.data.ints = {0}, k.batch = {product(dims)};
+  ctx.bindKnown(out0(node), std::move(k));
+  return Error::success();
 }
 
 // Squeeze and Unsqueeze, of a known value or a tensor.
@@ -174,11 +177,27 @@ Error concat(Context &ctx, const Node &node) {
 }
 
 Error reshape(Context &ctx, const Node &node) {
-  auto x = node.tensor(0);
-  if (!x) return x.takeError();
   const Known *k = node.known(1);
   if (!k || k->data.isFloat())
     return node.fail("its shape is computed at run time; dtnn needs it known when importing");
+  if (const Known *v = node.known(0); v && !k->dependsOnBatch()) {
+    // A known value: the same elements with the new dimensions.
+    std::vector<int64_t> dims = k->data.ints;
+    int64_t count = int64_t(v->data.count()), rest = 1, infer = -1;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] == 0 && node.attrInt("allowzero", 0) == 0 && i < v->data.dims.size()) dims[i] = v->data.dims[i];
+      if (dims[i] == -1) infer = int64_t(i);
+      else rest *= dims[i];
+    }
+    if (infer >= 0 && rest > 0) dims[size_t(infer)] = count / rest;
+    if (product(dims) != count) return node.fail("its shape does not hold the value's " + std::to_string(count) + " elements");
+    Known out = *v;
+    out.data.dims = dims;
+    ctx.bindKnown(out0(node), std::move(out));
+    return Error::success();
+  }
+  auto x = node.tensor(0);
+  if (!x) return x.takeError();
   bool allowZero = node.attrInt("allowzero", 0) != 0;
   std::vector<int64_t> dims;
   int infer = -1;
@@ -272,7 +291,7 @@ Error cast(Context &ctx, const Node &node) {
 void addShapeTranslators(TranslatorTable &t) {
   t["Constant"] = {{"value", "value_float", "value_floats", "value_int", "value_ints"}, constant};
   t["Shape"] = {{"start", "end"}, shape};
-  t["Gather"] = {{"axis"}, gather};
+  t["Size"] = {{}, size};
   t["Squeeze"] = {{"axes"}, squeeze};
   t["Unsqueeze"] = {{"axes"}, squeeze};
   t["Concat"] = {{"axis"}, concat};

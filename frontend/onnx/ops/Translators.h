@@ -27,7 +27,9 @@ const TranslatorTable &translators();
 // The families, each in its file.
 void addActivationTranslators(TranslatorTable &t); // Activations.cpp
 void addArithmeticTranslators(TranslatorTable &t); // Arithmetic.cpp
+void addIndexingTranslators(TranslatorTable &t);   // Indexing.cpp
 void addLayerTranslators(TranslatorTable &t);      // Layers.cpp
+void addReductionTranslators(TranslatorTable &t);  // Reductions.cpp
 void addShapeTranslators(TranslatorTable &t);      // Shapes.cpp
 
 // Helpers the families share (Helpers.cpp).
