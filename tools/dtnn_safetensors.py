@@ -395,13 +395,16 @@ def read(path):
 
 
 def write(f, tensors, metadata):
-    """Writes (name, float32 numpy array) pairs and string metadata to the binary stream f, laid
-    out as the runtime lays out its checkpoints: sorted keys, data 8-byte aligned."""
+    """Writes (name, numpy array) pairs and string metadata to the binary stream f, laid out as
+    the runtime lays out its checkpoints: sorted keys, data 8-byte aligned. uint8, int32 and int64
+    arrays keep their type (images, token ids); any other becomes float32."""
     header, offset = {"__metadata__": dict(metadata)}, 0
     blobs = []
+    kept = {"uint8": ("U8", "u1"), "int32": ("I32", "<i4"), "int64": ("I64", "<i8")}
     for name, array in sorted(tensors, key=lambda pair: pair[0]):
-        data = array.astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
+        dtype, code = kept.get(str(array.dtype), ("F32", "<f4"))
+        data = array.astype(code).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)

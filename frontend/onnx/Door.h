@@ -5,8 +5,10 @@
 #pragma once
 
 #include "ir/Error.h"
+#include "ir/IR.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +25,7 @@ struct Weight {
 struct ImportResult {
   std::string source;
   std::vector<Weight> weights; // in the order the compiled model declares its parameters
+  std::vector<std::string> notes; // what the import chose not to do, and why
 };
 
 struct ImportOptions {
@@ -32,6 +35,8 @@ struct ImportOptions {
   // becomes a constant of the import, as an initializer would be (the shapes, axes and
   // indices that dtnn needs known when compiling), and is no longer an input of the model.
   std::vector<std::pair<std::string, std::string>> constants;
+  // Whether repeated structure is folded into blocks and loops (frontend/onnx/Fold.h).
+  bool fold = true;
 };
 
 // Imports the ONNX model at `path` through the module: .dtnn source a person would write and
@@ -39,11 +44,26 @@ struct ImportOptions {
 // opset; a module that cannot be loaded fails saying why.
 Expected<ImportResult> importOnnx(const std::string &path, const ImportOptions &opts);
 
+// What `dtnnc export` writes: the opset, and the producer's name for the file.
+struct ExportOptions {
+  int opset = 17;
+};
+
+// The values of a module's parameters, by name, as float32 (what export writes as initializers).
+struct ExportWeights {
+  std::map<std::string, std::vector<float>> values;
+};
+
+// Writes the inference graph of `m` (its forward graph) with `weights` as an ONNX model,
+// serialized; checked by ONNX's checker. An op with no ONNX form fails naming it.
+Expected<std::string> exportOnnx(const ir::Module &m, const ExportWeights &weights, const ExportOptions &opts);
+
 // What the module hands libdtnn. The version changes with this struct and the ones above.
 struct OnnxApi {
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 3;
   int version = kVersion;
   Expected<ImportResult> (*importModel)(const std::string &path, const ImportOptions &opts);
+  Expected<std::string> (*exportModel)(const ir::Module &m, const ExportWeights &weights, const ExportOptions &opts);
 };
 
 // The module's one exported symbol, and its file name beside libdtnn.

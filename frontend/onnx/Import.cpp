@@ -2,6 +2,7 @@
 
 #include "frontend/Frontend.h"
 #include "frontend/onnx/Patterns.h"
+#include "frontend/onnx/Write.h"
 #include "frontend/onnx/ops/Translators.h"
 
 #include <algorithm>
@@ -55,32 +56,6 @@ int defaultOpset(const onnx::ModelProto &m) {
   for (const auto &o : m.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") return int(o.version());
   return 1;
-}
-
-std::string commentOf(const std::vector<std::string> &nodes) {
-  std::string s;
-  for (const auto &n : nodes) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
-// Merges a line into the next when the next pipes the line's single-use result.
-void chain(std::vector<Line> &lines, const std::map<std::string, int> &uses) {
-  std::vector<Line> out;
-  for (Line &l : lines) {
-    if (!out.empty() && !l.head.empty() && l.head == out.back().var && !out.back().head.empty() &&
-        uses.at(l.head) == 1) {
-      Line &prev = out.back();
-      // One piped call per line, each with its comment.
-      prev.var = l.var;
-      prev.call += "  # " + commentOf(prev.nodes) + "\n      |> " + l.call;
-      prev.nodes = l.nodes;
-      for (const auto &u : l.uses)
-        if (u != l.head) prev.uses.push_back(u);
-      continue;
-    }
-    out.push_back(std::move(l));
-  }
-  lines = std::move(out);
 }
 
 // Compiles the source and orders the weights as its parameters; fails if any differs.
@@ -170,41 +145,48 @@ Expected<ImportResult> importModel(const std::string &path, const ImportOptions 
     outs.push_back(*t);
   }
 
-  std::map<std::string, int> uses;
-  for (const auto &l : ctx.lines()) {
-    uses[l.var];
-    for (const auto &u : l.uses) ++uses[u];
-  }
-  for (const auto &t : outs) uses[t.var] += 2; // a result is never merged away
-  chain(ctx.lines(), uses);
-
   std::string name = opts.modelName.empty() ? identifier(g.name(), "Imported") : opts.modelName;
   if (name[0] >= 'a' && name[0] <= 'z') name[0] = char(name[0] - 'a' + 'A');
-  std::ostringstream src;
-  src << "# " << name << ", imported from ONNX";
+  ModelText text;
+  text.header = "# " + name + ", imported from ONNX";
   if (!model->producer_name().empty())
-    src << " (" << model->producer_name()
-        << (model->producer_version().empty() ? "" : " " + model->producer_version()) << ", opset "
-        << opset << ")";
-  src << ". Each line names the ONNX nodes it came from.\n";
-  src << "model " << name << "(";
-  for (size_t i = 0; i < params.size(); ++i) src << (i ? ", " : "") << params[i];
-  src << ") -> ";
-  if (outs.size() != 1) src << "(";
-  for (size_t i = 0; i < outs.size(); ++i) src << (i ? ", " : "") << typeText(outs[i]);
-  if (outs.size() != 1) src << ")";
-  src << " {\n";
-  for (const auto &l : ctx.lines()) {
-    src << "  let " << l.var << " = " << (l.head.empty() ? "" : l.head + " |> ") << l.call
-        << "  # " << commentOf(l.nodes) << "\n";
-  }
-  src << "  return ";
-  for (size_t i = 0; i < outs.size(); ++i) src << (i ? ", " : "") << outs[i].var;
-  src << "\n}\n";
+    text.header += " (" + model->producer_name() +
+                   (model->producer_version().empty() ? "" : " " + model->producer_version()) + ", opset " +
+                   std::to_string(opset) + ")";
+  text.header += ". Each line names the ONNX nodes it came from.\n";
+  text.signature = "model " + name + "(";
+  for (size_t i = 0; i < params.size(); ++i) text.signature += (i ? ", " : "") + params[i];
+  text.signature += ") -> ";
+  if (outs.size() != 1) text.signature += "(";
+  for (size_t i = 0; i < outs.size(); ++i) text.signature += (i ? ", " : "") + typeText(outs[i]);
+  if (outs.size() != 1) text.signature += ")";
+  for (const auto &t : outs) text.results.push_back(t.var);
 
-  ImportResult result{src.str(), ctx.weights()};
-  if (Error e = verify(opts.sourceName.empty() ? name + ".dtnn" : opts.sourceName, result.source,
-                       result.weights))
+  // Folded into blocks and loops where the graph repeats; should that source not compile (a
+  // folding the language refuses), the flat one.
+  std::string sourceName = opts.sourceName.empty() ? name + ".dtnn" : opts.sourceName;
+  auto fresh = [&](const std::string &base) { return ctx.freshVar(base); };
+  Folded flat;
+  std::string foldNote;
+  for (const auto &l : ctx.lines()) flat.body.push_back({false, l, {}});
+  if (opts.fold) {
+    std::set<std::string> results(text.results.begin(), text.results.end()), taken = {name};
+    Folded folded = foldRepeats(ctx.lines(), results, taken);
+    if (!folded.blocks.empty()) {
+      ImportResult result{writeSource(text, folded, fresh), ctx.weights(), {}};
+      for (Weight &w : result.weights) {
+        size_t dot = w.name.find('.');
+        auto it = folded.renamed.find(w.name.substr(0, dot));
+        if (it != folded.renamed.end()) w.name = it->second + (dot == std::string::npos ? "" : w.name.substr(dot));
+      }
+      Error e = verify(sourceName, result.source, result.weights);
+      if (!e) return result;
+      foldNote = "the source folded into blocks does not compile, so it is written flat (" + e.message() + ")";
+    }
+  }
+  ImportResult result{writeSource(text, flat, fresh), ctx.weights(), {}};
+  if (!foldNote.empty()) result.notes.push_back(foldNote);
+  if (Error e = verify(sourceName, result.source, result.weights))
     return Error::make(path + ": " + e.message());
   return result;
 }

@@ -206,6 +206,20 @@ std::string Context::layerName(const std::string &weight, const Node &node) {
     size_t slash = base.rfind('/');
     if (slash != std::string::npos && slash > 0 && base.compare(slash + 1, node.op().size(), node.op()) == 0)
       base.resize(slash);
+    // PyTorch nests a module's path in its children's ("/layer2/layer2.1/conv1"): the
+    // state_dict's name is the path less the components that the next one extends
+    // ("layer2.1.conv1").
+    std::vector<std::string> parts;
+    for (size_t at = 0; at <= base.size();) {
+      size_t next = std::min(base.find('/', at), base.size());
+      if (next > at) parts.push_back(base.substr(at, next - at));
+      at = next + 1;
+    }
+    std::string kept;
+    for (size_t i = 0; i < parts.size(); ++i)
+      if (i + 1 == parts.size() || parts[i + 1].rfind(parts[i] + ".", 0) != 0)
+        kept += (kept.empty() ? "" : "/") + parts[i];
+    if (!kept.empty()) base = kept;
   }
   std::string id = identifier(base, "layer");
   std::string name = id;

@@ -31,4 +31,10 @@ Expected<ImportResult> importOnnx(const std::string &path, const ImportOptions &
   return (*api)->importModel(path, opts);
 }
 
+Expected<std::string> exportOnnx(const ir::Module &m, const ExportWeights &weights, const ExportOptions &opts) {
+  Expected<const OnnxApi *> api = onnxApi();
+  if (!api) return api.takeError();
+  return (*api)->exportModel(m, weights, opts);
+}
+
 } // namespace dtnn::onnximport

@@ -252,12 +252,44 @@ std::optional<Match> linear(const Index &ix, const std::vector<onnx::NodeProto> 
     const onnx::NodeProto *mm = ix.only(nodes, add.input(i));
     const TensorData *b = ix.known(add.input(1 - i));
     if (!is(mm, "MatMul") || !b || !b->isFloat() || b->dims.size() != 1) continue;
+    // W known, or the Transpose of a known [M, K] (how dtnnc export writes a dense layer's weight).
     const TensorData *w = ix.known(mm->input(1));
-    if (!w || !w->isFloat() || w->dims.size() != 2 || w->dims[1] != b->dims[0]) continue;
+    int64_t units = w && w->dims.size() == 2 ? w->dims[1] : -1;
+    if (const onnx::NodeProto *t = ix.only(nodes, mm->input(1)); !w && is(t, "Transpose")) {
+      w = ix.known(t->input(0));
+      bool swap = t->attribute_size() == 0 ||
+                  (t->attribute(0).ints_size() == 2 && t->attribute(0).ints(0) == 1 && t->attribute(0).ints(1) == 0);
+      units = w && swap && w->dims.size() == 2 ? w->dims[0] : -1;
+    }
+    if (!w || !w->isFloat() || units != b->dims[0]) continue;
     std::vector<const onnx::NodeProto *> seen = {mm, &add};
     return Match{seen, makeNode("MatMul", {mm->input(0), mm->input(1), add.input(1 - i)}, add.output(0), seen)};
   }
   return std::nullopt;
+}
+
+// Image normalization ending at `div`: ((float(x) / 255) - mean) / std, mean and std known
+// (one value, or one per channel), as dtnn's normalize writes it.
+std::optional<Match> normalize(const Index &ix, const std::vector<onnx::NodeProto> &nodes,
+                               const onnx::NodeProto &div) {
+  if (!is(&div, "Div") || div.input_size() != 2) return std::nullopt;
+  const onnx::NodeProto *sub = ix.only(nodes, div.input(0));
+  if (!is(sub, "Sub")) return std::nullopt;
+  const onnx::NodeProto *scale = ix.only(nodes, sub->input(0));
+  if (!is(scale, "Div") || !near(ix.scalar(scale->input(1)), 255.0)) return std::nullopt;
+  const onnx::NodeProto *cast = ix.only(nodes, scale->input(0));
+  if (!is(cast, "Cast") || cast->attribute_size() != 1 || cast->attribute(0).i() != onnx::TensorProto::FLOAT)
+    return std::nullopt;
+  const TensorData *mean = ix.known(sub->input(1)), *sd = ix.known(div.input(1));
+  if (!mean || !sd || !mean->isFloat() || !sd->isFloat()) return std::nullopt;
+  std::vector<const onnx::NodeProto *> seen = {cast, scale, sub, &div};
+  onnx::NodeProto n = makeNode("Normalize", {cast->input(0)}, div.output(0), seen);
+  for (auto [name, d] : {std::pair{"mean", mean}, std::pair{"std", sd}}) {
+    auto *a = n.add_attribute();
+    a->set_name(name), a->set_type(onnx::AttributeProto::FLOATS);
+    for (double v : d->floats) a->add_floats(float(v));
+  }
+  return Match{seen, n};
 }
 
 } // namespace
@@ -267,7 +299,7 @@ std::vector<onnx::NodeProto> fusePatterns(const onnx::GraphProto &g) {
   using Matcher = std::optional<Match> (*)(const Index &, const std::vector<onnx::NodeProto> &,
                                            const onnx::NodeProto &);
   // LayerNorm before Linear: the Add of its beta is not a bias of a MatMul.
-  for (Matcher m : {Matcher(gelu), Matcher(layerNorm), Matcher(linear)}) {
+  for (Matcher m : {Matcher(normalize), Matcher(gelu), Matcher(layerNorm), Matcher(linear)}) {
     Index ix(g, nodes);
     std::set<const onnx::NodeProto *> gone;
     std::map<const onnx::NodeProto *, onnx::NodeProto> replaced;

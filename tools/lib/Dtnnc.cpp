@@ -55,6 +55,7 @@ const char *kUsage =
     "  summary FILE.dtnn   print a per-layer table of a model\n"
     "  gradcheck OP|FILE   check an op's gradient rule against finite differences\n"
     "  import MODEL.onnx   write an ONNX model as .dtnn source and safetensors weights\n"
+    "  export FILE.dtnn    write a model's inference graph and weights as an ONNX model\n"
     "  ops                 print the op catalogue (Markdown) generated from the op table\n"
     "  settings            print the run settings and their choices (Markdown) from the registries\n"
     "\n"
@@ -519,6 +520,7 @@ int dtnnc(int argc, char **argv) {
   if (cmd == "summary") return cmdSummary(args);
   if (cmd == "gradcheck") return tools::dtnncGradCheck(args);
   if (cmd == "import") return tools::dtnncImport(args);
+  if (cmd == "export") return tools::dtnncExport(args);
   if (cmd == "ops")
     return cmdCatalogue("ops", "Prints the op catalogue (Markdown) generated from the op table.",
                         ir::printOpCatalogue, args);
@@ -527,7 +529,7 @@ int dtnnc(int argc, char **argv) {
                         "Prints the run settings and the registered choices of each (Markdown).",
                         ir::printSettingsCatalogue, args);
   std::string hint =
-      closestMatch(cmd, {"compile", "opt", "summary", "gradcheck", "import", "ops", "settings"});
+      closestMatch(cmd, {"compile", "opt", "summary", "gradcheck", "import", "export", "ops", "settings"});
   std::cerr << "dtnnc: error: unknown command '" << cmd << "'"
             << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << "\n"
             << kUsage;

@@ -13,4 +13,7 @@ int dtnncGradCheck(const std::vector<std::string> &argv);
 // `dtnnc import MODEL.onnx [-o FILE.dtnn] [--weights FILE]`: argv after the command word.
 int dtnncImport(const std::vector<std::string> &argv);
 
+// `dtnnc export MODEL.dtnn -o MODEL.onnx [--init-from W]`: argv after the command word.
+int dtnncExport(const std::vector<std::string> &argv);
+
 } // namespace dtnn::tools

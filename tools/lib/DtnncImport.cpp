@@ -20,6 +20,7 @@ const std::vector<cli::OptionSpec> kSpecs = {
     {"model", "NAME", "the model's name (default: the ONNX graph's)"},
     {"constant", "NAME=FILE", "bind graph input NAME to the tensor in FILE (a serialized TensorProto), "
                               "as a constant of the import (repeatable)", true},
+    {"no-fold", "", "write one line per layer, without folding repeated structure into blocks and loops"},
     {"help", "", "print this help"},
 };
 
@@ -54,12 +55,14 @@ int dtnncImport(const std::vector<std::string> &argv) {
   if (Error clash = cli::pathClash({{"-o", out == "-" ? "" : out}, {"--weights", weights}}, inputs))
     return usage(clash.message());
   opts.modelName = args->get("model");
+  opts.fold = !args->has("no-fold");
   opts.sourceName = out == "-" ? "" : out;
   auto result = onnximport::importOnnx(args->positional[0], opts);
   if (!result) {
     std::cerr << "dtnnc: error: " << result.error().message() << "\n";
     return 1;
   }
+  for (const auto &note : result->notes) std::cerr << "dtnnc import: note: " << note << "\n";
   if (!weights.empty()) {
     runtime::Checkpoint ckpt;
     for (const auto &w : result->weights) {

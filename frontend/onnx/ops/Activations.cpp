@@ -143,6 +143,22 @@ Error dropout(Context &ctx, const Node &node) {
   return apply(ctx, node, call("dropout", {number(rate)}));
 }
 
+// Normalize: the fused image normalization of frontend/onnx/Patterns.h.
+Error normalizeImages(Context &ctx, const Node &node) {
+  auto x = node.tensor(0);
+  if (!x) return x.takeError();
+  if (x->dtype != ir::DType::U8) return node.fail("its input is not u8 pixels; dtnn's normalize reads u8 images");
+  auto list = [&](const char *name) {
+    std::string s = "[";
+    const auto *a = node.attr(name);
+    for (int i = 0; a && i < a->floats_size(); ++i) s += (i ? ", " : "") + number(a->floats(i));
+    return s + "]";
+  };
+  ctx.emit(node, "normalize", x->var, call("normalize", {"mean=" + list("mean"), "std=" + list("std")}), {x->var},
+           ir::DType::F32, x->dims, node.proto().output(0));
+  return Error::success();
+}
+
 } // namespace
 
 void addActivationTranslators(TranslatorTable &t) {
@@ -157,6 +173,7 @@ void addActivationTranslators(TranslatorTable &t) {
   t["LogSoftmax"] = {{"axis"}, softmax};
   t["Identity"] = {{}, identity};
   t["Gelu"] = {{"approximate"}, gelu};
+  t["Normalize"] = {{"mean", "std"}, normalizeImages};
   t["Dropout"] = {{"ratio", "seed"}, dropout};
 }
 

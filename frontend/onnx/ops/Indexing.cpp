@@ -75,6 +75,27 @@ Tensor sliceAxis(Context &ctx, const Node &node, const Tensor &x, int64_t axis, 
 // Gather: by known indices from a known 1-d value (a shape), or a contiguous range (one index:
 // that index, its axis dropped) of a tensor.
 Error gather(Context &ctx, const Node &node) {
+  const Known *table = node.known(0);
+  if (table && !node.known(1)) {
+    // Rows of a known [V, D] table by computed indices: an embedding layer owning the table.
+    if (!table->data.isFloat() || table->data.dims.size() != 2 || node.attrInt("axis", 0) != 0)
+      return node.fail("gathering computed indices from a known value is an embedding only of a [V, D] "
+                       "float table along axis 0");
+    auto idx = node.tensor(1);
+    if (!idx) return idx.takeError();
+    if (idx->dtype != ir::DType::I32)
+      return node.fail("its indices are " + std::string(ir::dtypeName(idx->dtype)) +
+                       "; dtnn's embedding looks up i32 indices");
+    std::string name = ctx.layerName(table->initializer, node);
+    ctx.addWeight(name + ".weight", table->data.dims, table->data);
+    std::vector<int64_t> dims = idx->dims;
+    dims.push_back(table->data.dims[1]);
+    ctx.emit(node, node.op(), idx->var,
+             call("embedding", {std::to_string(table->data.dims[0]), std::to_string(table->data.dims[1]),
+                                "name=\"" + name + "\""}),
+             {idx->var}, ir::DType::F32, dims, out0(node));
+    return Error::success();
+  }
   auto idx = node.ints(1, "indices");
   if (!idx) return idx.takeError();
   const std::vector<int64_t> &idxDims = node.known(1)->data.dims;

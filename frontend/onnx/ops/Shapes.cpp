@@ -245,6 +245,21 @@ Error flatten(Context &ctx, const Node &node) {
 }
 
 Error transpose(Context &ctx, const Node &node) {
+  if (const Known *k = node.known(0); k && k->data.dims.size() == 2 && !k->dependsOnBatch() &&
+                                       node.attrInts("perm").value_or(std::vector<int64_t>{1, 0}) ==
+                                           std::vector<int64_t>{1, 0}) {
+    // A known matrix transposed (a weight an exporter transposes for MatMul): folded.
+    Known out = *k;
+    int64_t rows = k->data.dims[0], cols = k->data.dims[1];
+    out.data.dims = {cols, rows};
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        if (k->data.isFloat()) out.data.floats[size_t(c * rows + r)] = k->data.floats[size_t(r * cols + c)];
+        else out.data.ints[size_t(c * rows + r)] = k->data.ints[size_t(r * cols + c)];
+      }
+    ctx.bindKnown(out0(node), std::move(out));
+    return Error::success();
+  }
   auto x = node.tensor(0);
   if (!x) return x.takeError();
   std::vector<int64_t> perm;
