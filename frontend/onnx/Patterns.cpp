@@ -16,11 +16,9 @@ namespace {
 // known from initializers and Constant nodes.
 class Index {
 public:
-  Index(const onnx::GraphProto &g, const std::vector<onnx::NodeProto> &nodes) {
-    for (const auto &init : g.initializer()) {
-      auto d = readTensor(init);
-      if (d) known_.emplace(init.name(), std::move(*d));
-    }
+  Index(const onnx::GraphProto &g, const std::vector<onnx::NodeProto> &nodes,
+        const std::map<std::string, TensorData> &initializers)
+      : known_(initializers) {
     for (const auto &o : g.output()) ++reads_[o.name()];
     for (size_t i = 0; i < nodes.size(); ++i) {
       const auto &n = nodes[i];
@@ -292,15 +290,36 @@ std::optional<Match> normalize(const Index &ix, const std::vector<onnx::NodeProt
   return Match{seen, n};
 }
 
+// The initializers as the matchers read them: the type and dimensions of each, and the values
+// of the small ones (a pattern's constants; a weight's values are never looked at).
+std::map<std::string, TensorData> initializerShapes(const onnx::GraphProto &g) {
+  constexpr int64_t kSmall = 4096;
+  std::map<std::string, TensorData> out;
+  for (const auto &init : g.initializer()) {
+    int64_t n = 1;
+    for (int64_t d : init.dims()) n *= d;
+    if (n <= kSmall) {
+      if (auto d = readTensor(init)) out.emplace(init.name(), std::move(*d));
+      continue;
+    }
+    TensorData d;
+    d.elemType = init.data_type();
+    d.dims.assign(init.dims().begin(), init.dims().end());
+    out.emplace(init.name(), std::move(d));
+  }
+  return out;
+}
+
 } // namespace
 
 std::vector<onnx::NodeProto> fusePatterns(const onnx::GraphProto &g) {
   std::vector<onnx::NodeProto> nodes(g.node().begin(), g.node().end());
+  std::map<std::string, TensorData> initializers = initializerShapes(g);
   using Matcher = std::optional<Match> (*)(const Index &, const std::vector<onnx::NodeProto> &,
                                            const onnx::NodeProto &);
   // LayerNorm before Linear: the Add of its beta is not a bias of a MatMul.
   for (Matcher m : {Matcher(normalize), Matcher(gelu), Matcher(layerNorm), Matcher(linear)}) {
-    Index ix(g, nodes);
+    Index ix(g, nodes, initializers);
     std::set<const onnx::NodeProto *> gone;
     std::map<const onnx::NodeProto *, onnx::NodeProto> replaced;
     for (const auto &n : nodes) {

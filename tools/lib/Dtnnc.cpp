@@ -334,13 +334,17 @@ int passAndEmit(const std::string &cmd, const cli::ParsedArgs &args, const std::
   return emit(args, out.str());
 }
 
-frontend::CompileOptions compileOptions(const cli::ParsedArgs &args) {
+} // namespace
+
+frontend::CompileOptions tools::compileOptions(const cli::ParsedArgs &args) {
   frontend::CompileOptions o;
   o.modelName = args.get("model");
   o.importDirs = args.all("I");
   o.importDirs.push_back(standardLibraryDir());
   return o;
 }
+
+namespace {
 
 // A command that prints a catalogue (Markdown) and takes only the common options.
 int cmdCatalogue(const std::string &name, const std::string &about,
@@ -417,11 +421,11 @@ int cmdCompile(const std::vector<std::string> &argv) {
   DiagnosticEngine diags(sm, std::cerr);
   std::ostringstream out;
   if (emitKind == "ast") {
-    if (!frontend::dumpAst(args->positional[0], compileOptions(*args), sm, diags, out))
+    if (!frontend::dumpAst(args->positional[0], tools::compileOptions(*args), sm, diags, out))
       return kInputError;
     return emit(*args, out.str());
   }
-  auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
+  auto module = frontend::compileFile(args->positional[0], tools::compileOptions(*args), sm, diags);
   if (!module) return kInputError;
   bool training = emitKind == "train-ir" || emitKind == "plan" || emitKind == "dot" ||
                   emitKind == "llvm" || emitKind == "cuda";
@@ -496,7 +500,7 @@ int cmdSummary(const std::vector<std::string> &argv) {
   if (args->positional.size() != 1) return usageError("summary", "expected one input file");
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
-  auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
+  auto module = frontend::compileFile(args->positional[0], tools::compileOptions(*args), sm, diags);
   if (!module) return kInputError;
   std::ostringstream out;
   ir::printSummary(ir::summarize(*module, *module->graphs().front()), out);

@@ -1,10 +1,16 @@
 // Commands of `dtnnc` that live in files of their own (tools/lib/Dtnnc.cpp dispatches to them).
 #pragma once
 
+#include "frontend/Frontend.h"
+#include "tools/lib/CommandLine.h"
+
 #include <string>
 #include <vector>
 
 namespace dtnn::tools {
+
+// The front end's options of a command's --model and -I, the standard library searched last.
+frontend::CompileOptions compileOptions(const cli::ParsedArgs &args);
 
 // `dtnnc gradcheck OP [--type TYPE]... | FILE.dtir`: argv after the command word; returns the
 // exit status.

@@ -1,7 +1,6 @@
 // `dtnnc export MODEL.dtnn -o MODEL.onnx [--init-from W] [--model NAME] [--opset N] [-I DIR]...`.
 #include "tools/lib/DtnncCommands.h"
 
-#include "dtnn/Compiler.h"
 #include "frontend/Frontend.h"
 #include "frontend/onnx/Door.h"
 #include "ir/Output.h"
@@ -60,13 +59,9 @@ int dtnncExport(const std::vector<std::string> &argv) {
     if (Error e = cli::readCount("--opset", args->get("opset"), 17, 20, opset)) return usage(e.message());
     opts.opset = int(opset);
   }
-  frontend::CompileOptions co;
-  co.modelName = args->get("model");
-  co.importDirs = args->all("I");
-  co.importDirs.push_back(standardLibraryDir());
   SourceManager sm;
   DiagnosticEngine diags(sm, std::cerr);
-  auto module = frontend::compileFile(args->positional[0], co, sm, diags);
+  auto module = frontend::compileFile(args->positional[0], compileOptions(*args), sm, diags);
   if (!module) return 1;
   // The weights: initialized as a run would, then those of --init-from.
   runtime::BackendOptions bo;
